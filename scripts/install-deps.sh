@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Lavik's build, tests and benchmarks need, if missing.
+# Run as root (CI and `make run`/`make test` call it); a no-op when everything is present.
+set -euo pipefail
+PKGS=(build-essential cmake pkg-config liburing-dev libgtest-dev libgmock-dev googletest
+      clang-format libxxhash-dev redis-server redis-tools python3 python3-redis python3-pytest)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: ${missing[*]} (run as root or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,77 @@
+// The command table's entry type and the context a handler runs with.
+//
+// A handler is a coroutine (runtime/task.h): it parses its arguments, calls typed Store
+// operations and writes its reply through ctx.reply. It runs on the worker that owns its keys
+// (the dispatcher routes it there), or — for keyless commands and commands whose keys span
+// several shards — on the connection's worker, from where it reaches other shards by hops
+// (multi_shard.h). Side effects every command has (stats, dirty counter) run in the dispatcher.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "protocol/reply_writer.h"
+#include "runtime/task.h"
+
+namespace lavik {
+
+class ClientState;
+class Server;
+class ShardSet;
+class Store;
+struct CommandSpec;
+
+struct Context {
+  std::span<const std::string_view> args;
+  ReplyWriter* reply = nullptr;
+  Store* store = nullptr;         // the store of the worker the handler runs on
+  ClientState* client = nullptr;  // only for commands that run on the connection's worker
+  ShardSet* shards = nullptr;
+  Server* server = nullptr;  // only for commands that run on the connection's worker
+  const CommandSpec* spec = nullptr;
+  int64_t now_ms = 0;  // wall clock when the command started (expiry decisions)
+  uint64_t client_id = 0;
+};
+
+using Handler = Task (*)(Context& ctx);
+
+// Redis's command flags (those COMMAND INFO shows), plus Lavik's routing flags.
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1u << 0,
+  kCmdReadOnly = 1u << 1,
+  kCmdDenyOom = 1u << 2,
+  kCmdAdmin = 1u << 3,
+  kCmdPubSub = 1u << 4,
+  kCmdNoScript = 1u << 5,
+  kCmdBlocking = 1u << 6,
+  kCmdLoading = 1u << 7,
+  kCmdStale = 1u << 8,
+  kCmdSkipMonitor = 1u << 9,
+  kCmdFast = 1u << 10,
+  kCmdNoAuth = 1u << 11,
+  kCmdAllowBusy = 1u << 12,
+  kCmdNoMulti = 1u << 13,
+  kCmdMovableKeys = 1u << 14,
+  // Routing: the handler needs the connection (ctx.client / ctx.server): run it at home even if
+  // it names keys.
+  kCmdHome = 1u << 20,
+};
+
+struct CommandSpec {
+  std::string_view name;  // lowercase
+  int arity;              // > 0: exactly this many args (with the name); < 0: at least -arity
+  uint32_t flags;
+  int first_key;  // 0 = no keys
+  int last_key;   // -1 = last argument, -2 = the one before, ...
+  int key_step;
+  Handler handler;
+  std::string_view acl_categories;  // e.g. "@read @string @fast"
+  std::string_view group;           // COMMAND DOCS group ("string", "keyspace", ...)
+  std::string_view summary;
+  std::string_view since;
+  // Subcommands (CLIENT, CONFIG, COMMAND) are listed for COMMAND INFO/DOCS.
+  std::span<const CommandSpec> subcommands = {};
+};
+
+}  // namespace lavik

@@ -1,0 +1,13 @@
+// The command families of this layer; each returns its registration table (plain data).
+#pragma once
+
+#include <span>
+
+#include "commands/command.h"
+
+namespace lavik {
+
+std::span<const CommandSpec> StringCommands();
+std::span<const CommandSpec> KeyCommands();
+
+}  // namespace lavik

@@ -1,0 +1,433 @@
+// Keyspace commands: DEL, EXISTS, TYPE, the EXPIRE/TTL family, RENAME, KEYS, SCAN, RANDOMKEY,
+// DBSIZE, FLUSHDB/FLUSHALL. Commands over the whole keyspace visit every shard in turn.
+#include <strings.h>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "base/glob.h"
+#include "base/numbers.h"
+#include "commands/families.h"
+#include "commands/multi_shard.h"
+#include "protocol/errors.h"
+#include "storage/store.h"
+
+namespace lavik {
+namespace {
+
+bool Is(std::string_view s, const char* word) {
+  return s.size() == std::char_traits<char>::length(word) &&
+         strncasecmp(s.data(), word, s.size()) == 0;
+}
+
+template <typename Fn>
+auto OnShard(Context& ctx, int id, Fn fn) {
+  Shard* s = &ctx.shards->at(id);
+  return ShardHop(s->worker, [s, fn = std::move(fn)]() mutable { fn(s->store); });
+}
+
+// DEL / UNLINK / EXISTS / TOUCH: a count over keys that may span shards.
+enum class CountOp { kDelete, kExists };
+
+Task CountKeys(Context& ctx, CountOp op) {
+  KeyPlan plan(ctx, ctx.args.subspan(1));
+  int64_t count = 0;
+  co_await plan.Lock();
+  for (int s : plan.shards()) {
+    co_await plan.On(s, [&](Store& st) {
+      for (size_t i = 0; i < plan.keys().size(); ++i) {
+        if (plan.shard_of(i) != s) continue;
+        Entry* e = st.Lookup(plan.keys()[i], ctx.now_ms);
+        if (e == nullptr) continue;
+        ++count;
+        if (op == CountOp::kDelete) {
+          st.Delete(e);
+          st.NoteWrite();
+        }
+      }
+    });
+  }
+  co_await plan.Unlock();
+  ctx.reply->Integer(count);
+}
+
+Task Del(Context& ctx) { co_await CountKeys(ctx, CountOp::kDelete); }
+Task Exists(Context& ctx) { co_await CountKeys(ctx, CountOp::kExists); }
+
+Task Type(Context& ctx) {
+  Entry* e = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+  ctx.reply->Simple(e == nullptr ? "none" : TypeName(e->type));
+  co_return;
+}
+
+enum ExpireFlag : uint32_t { kExpNx = 1, kExpXx = 2, kExpGt = 4, kExpLt = 8 };
+
+// EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT (Redis 7.0 expireGenericCommand).
+Task ExpireGeneric(Context& ctx, int64_t basetime, bool seconds) {
+  uint32_t flags = 0;
+  for (size_t i = 3; i < ctx.args.size(); ++i) {
+    std::string_view o = ctx.args[i];
+    if (Is(o, "nx")) {
+      flags |= kExpNx;
+    } else if (Is(o, "xx")) {
+      flags |= kExpXx;
+    } else if (Is(o, "gt")) {
+      flags |= kExpGt;
+    } else if (Is(o, "lt")) {
+      flags |= kExpLt;
+    } else {
+      ctx.reply->Error("ERR Unsupported option " + std::string(o));
+      co_return;
+    }
+  }
+  if ((flags & kExpNx) && (flags & (kExpXx | kExpGt | kExpLt))) {
+    ctx.reply->Error("ERR NX and XX, GT or LT options at the same time are not compatible");
+    co_return;
+  }
+  if ((flags & kExpGt) && (flags & kExpLt)) {
+    ctx.reply->Error("ERR GT and LT options at the same time are not compatible");
+    co_return;
+  }
+  int64_t when;
+  if (!ParseInt64(ctx.args[2], &when)) {
+    ctx.reply->Error(kErrNotInteger);
+    co_return;
+  }
+  if (seconds) {
+    if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) {
+      ctx.reply->Error(InvalidExpireTimeError(ctx.spec->name));
+      co_return;
+    }
+    when *= 1000;
+  }
+  if (when > LLONG_MAX - basetime) {
+    ctx.reply->Error(InvalidExpireTimeError(ctx.spec->name));
+    co_return;
+  }
+  when += basetime;
+  Store& st = *ctx.store;
+  Entry* e = st.Lookup(ctx.args[1], ctx.now_ms);
+  if (e == nullptr) {
+    ctx.reply->Integer(0);
+    co_return;
+  }
+  const int64_t cur = e->expire_ms == 0 ? -1 : e->expire_ms;
+  if (((flags & kExpNx) && cur != -1) || ((flags & kExpXx) && cur == -1) ||
+      ((flags & kExpGt) && (cur == -1 || when <= cur)) ||
+      ((flags & kExpLt) && cur != -1 && when >= cur)) {
+    ctx.reply->Integer(0);
+    co_return;
+  }
+  if (when <= ctx.now_ms) {
+    st.Delete(e);
+  } else {
+    st.SetExpire(e, when);
+  }
+  st.NoteWrite();
+  ctx.reply->Integer(1);
+}
+
+Task Expire(Context& ctx) { co_await ExpireGeneric(ctx, ctx.now_ms, true); }
+Task PExpire(Context& ctx) { co_await ExpireGeneric(ctx, ctx.now_ms, false); }
+Task ExpireAt(Context& ctx) { co_await ExpireGeneric(ctx, 0, true); }
+Task PExpireAt(Context& ctx) { co_await ExpireGeneric(ctx, 0, false); }
+
+// TTL / PTTL / EXPIRETIME / PEXPIRETIME.
+Task TtlGeneric(Context& ctx, bool ms, bool absolute) {
+  Entry* e = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+  if (e == nullptr) {
+    ctx.reply->Integer(-2);
+    co_return;
+  }
+  if (e->expire_ms == 0) {
+    ctx.reply->Integer(-1);
+    co_return;
+  }
+  int64_t t = absolute ? e->expire_ms : e->expire_ms - ctx.now_ms;
+  if (t < 0) t = 0;
+  ctx.reply->Integer(ms ? t : (t + 500) / 1000);
+}
+
+Task Ttl(Context& ctx) { co_await TtlGeneric(ctx, false, false); }
+Task PTtl(Context& ctx) { co_await TtlGeneric(ctx, true, false); }
+Task ExpireTime(Context& ctx) { co_await TtlGeneric(ctx, false, true); }
+Task PExpireTime(Context& ctx) { co_await TtlGeneric(ctx, true, true); }
+
+Task Persist(Context& ctx) {
+  Entry* e = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+  if (e == nullptr || e->expire_ms == 0) {
+    ctx.reply->Integer(0);
+    co_return;
+  }
+  ctx.store->SetExpire(e, 0);
+  ctx.store->NoteWrite();
+  ctx.reply->Integer(1);
+}
+
+// RENAME / RENAMENX. Across shards the value moves from one worker to the other under both
+// shards' locks.
+Task RenameGeneric(Context& ctx, bool nx) {
+  std::string_view src = ctx.args[1];
+  std::string_view dst = ctx.args[2];
+  KeyPlan plan(ctx, ctx.args.subspan(1, 2));
+  const int ss = plan.shard_of(0);
+  const int ds = plan.shard_of(1);
+  bool src_found = false;
+  bool dst_found = false;
+  co_await plan.Lock();
+  co_await plan.On(ss, [&](Store& st) { src_found = st.Lookup(src, ctx.now_ms) != nullptr; });
+  if (!src_found) {
+    co_await plan.Unlock();
+    ctx.reply->Error(kErrNoSuchKey);
+    co_return;
+  }
+  if (src == dst) {
+    co_await plan.Unlock();
+    if (nx) {
+      ctx.reply->Integer(0);
+    } else {
+      ctx.reply->Ok();
+    }
+    co_return;
+  }
+  co_await plan.On(ds, [&](Store& st) { dst_found = st.Lookup(dst, ctx.now_ms) != nullptr; });
+  if (dst_found && nx) {
+    co_await plan.Unlock();
+    ctx.reply->Integer(0);
+    co_return;
+  }
+  if (ss == ds) {
+    co_await plan.On(ss, [&](Store& st) {
+      if (Entry* d = st.Lookup(dst, ctx.now_ms)) st.Delete(d);
+      st.Rename(st.Lookup(src, ctx.now_ms), dst);
+      st.NoteWrite();
+    });
+  } else {
+    ValueType type = ValueType::kString;
+    std::string value;
+    int64_t expire = 0;
+    co_await plan.On(ss, [&](Store& st) {
+      Entry* e = st.Lookup(src, ctx.now_ms);
+      type = e->type;
+      value = std::move(e->value);
+      expire = e->expire_ms;
+      st.Delete(e);
+      st.NoteWrite();
+    });
+    co_await plan.On(ds, [&](Store& st) {
+      if (Entry* d = st.Lookup(dst, ctx.now_ms)) st.Delete(d);
+      bool created;
+      Entry* e = st.LookupOrCreate(dst, ctx.now_ms, &created);
+      e->type = type;
+      e->value = std::move(value);
+      st.SetExpire(e, expire);
+      st.NoteWrite();
+    });
+  }
+  co_await plan.Unlock();
+  if (nx) {
+    ctx.reply->Integer(1);
+  } else {
+    ctx.reply->Ok();
+  }
+}
+
+Task Rename(Context& ctx) { co_await RenameGeneric(ctx, false); }
+Task RenameNx(Context& ctx) { co_await RenameGeneric(ctx, true); }
+
+bool MatchAll(std::string_view pattern) { return pattern == "*"; }
+
+Task Keys(Context& ctx) {
+  std::string_view pattern = ctx.args[1];
+  std::vector<std::string> keys;
+  for (int s = 0; s < ctx.shards->size(); ++s) {
+    co_await OnShard(ctx, s, [&](Store& st) {
+      st.Scan(0, SIZE_MAX, ctx.now_ms, [&](Entry* e) {
+        if (MatchAll(pattern) || GlobMatch(pattern, e->key())) keys.emplace_back(e->key());
+      });
+    });
+  }
+  ctx.reply->Array(keys.size());
+  for (const std::string& k : keys) ctx.reply->Bulk(k);
+}
+
+// SCAN cursor: the low 8 bits name the shard, the rest is that shard's reverse-binary cursor.
+constexpr int kShardBits = 8;
+
+Task Scan(Context& ctx) {
+  uint64_t cursor;
+  if (!ParseUint64(ctx.args[1], &cursor)) {
+    ctx.reply->Error(kErrInvalidCursor);
+    co_return;
+  }
+  int64_t count = 10;
+  std::string_view pattern;
+  bool use_pattern = false;
+  std::string_view type;
+  bool use_type = false;
+  for (size_t i = 2; i < ctx.args.size(); i += 2) {
+    std::string_view o = ctx.args[i];
+    bool has_value = i + 1 < ctx.args.size();
+    if (Is(o, "count") && has_value) {
+      if (!ParseInt64(ctx.args[i + 1], &count)) {
+        ctx.reply->Error(kErrNotInteger);
+        co_return;
+      }
+      if (count < 1) {
+        ctx.reply->Error(kErrSyntax);
+        co_return;
+      }
+    } else if (Is(o, "match") && has_value) {
+      pattern = ctx.args[i + 1];
+      use_pattern = !MatchAll(pattern);
+    } else if (Is(o, "type") && has_value) {
+      type = ctx.args[i + 1];
+      use_type = true;
+    } else {
+      ctx.reply->Error(kErrSyntax);
+      co_return;
+    }
+  }
+  int shard = static_cast<int>(cursor & ((1u << kShardBits) - 1));
+  uint64_t inner = cursor >> kShardBits;
+  std::vector<std::string> keys;
+  uint64_t next = 0;
+  // Walk shard after shard until COUNT is met, so a small keyspace ends in one call as in Redis.
+  while (shard < ctx.shards->size()) {
+    co_await OnShard(ctx, shard, [&](Store& st) {
+      inner = st.Scan(inner, static_cast<size_t>(count), ctx.now_ms, [&](Entry* e) {
+        if (use_pattern && !GlobMatch(pattern, e->key())) return;
+        if (use_type && !Is(type, std::string(TypeName(e->type)).c_str())) return;
+        keys.emplace_back(e->key());
+      });
+    });
+    if (inner != 0) {
+      next = (inner << kShardBits) | static_cast<uint64_t>(shard);
+      break;
+    }
+    ++shard;
+    if (static_cast<int64_t>(keys.size()) >= count) {
+      next = shard < ctx.shards->size() ? static_cast<uint64_t>(shard) : 0;
+      break;
+    }
+  }
+  ctx.reply->Array(2);
+  ctx.reply->BulkInt(static_cast<int64_t>(next));
+  ctx.reply->Array(keys.size());
+  for (const std::string& k : keys) ctx.reply->Bulk(k);
+}
+
+Task RandomKey(Context& ctx) {
+  std::vector<size_t> sizes(ctx.shards->size());
+  size_t total = 0;
+  for (int s = 0; s < ctx.shards->size(); ++s) {
+    co_await OnShard(ctx, s, [&](Store& st) { sizes[s] = st.keys().size(); });
+    total += sizes[s];
+  }
+  std::string key;
+  bool found = false;
+  uint64_t rnd = static_cast<uint64_t>(ctx.now_ms) * 0x9E3779B97F4A7C15ULL ^ ctx.client_id;
+  // A few tries: a sampled key may turn out to be expired (it is then deleted, like Redis).
+  for (int attempt = 0; attempt < 100 && total > 0 && !found; ++attempt) {
+    rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+    size_t pick = (rnd >> 17) % total;
+    int s = 0;
+    while (pick >= sizes[s]) pick -= sizes[s++];
+    co_await OnShard(ctx, s, [&](Store& st) {
+      Entry* e = st.keys().Random(rnd);
+      if (e == nullptr) return;
+      std::string k(e->key());
+      if (st.Lookup(k, ctx.now_ms) != nullptr) {
+        key = std::move(k);
+        found = true;
+      }
+    });
+  }
+  if (found) {
+    ctx.reply->Bulk(key);
+  } else {
+    ctx.reply->Null();
+  }
+}
+
+Task DbSize(Context& ctx) {
+  int64_t total = 0;
+  for (int s = 0; s < ctx.shards->size(); ++s) {
+    co_await OnShard(ctx, s, [&](Store& st) { total += static_cast<int64_t>(st.keys().size()); });
+  }
+  ctx.reply->Integer(total);
+}
+
+Task Flush(Context& ctx) {
+  if (ctx.args.size() > 2 ||
+      (ctx.args.size() == 2 && !Is(ctx.args[1], "async") && !Is(ctx.args[1], "sync"))) {
+    ctx.reply->Error(kErrSyntax);
+    co_return;
+  }
+  for (int s = 0; s < ctx.shards->size(); ++s) {
+    co_await OnShard(ctx, s, [](Store& st) {
+      st.Flush();
+      st.NoteWrite();
+    });
+  }
+  ctx.reply->Ok();
+}
+
+constexpr uint32_t kW = kCmdWrite;
+constexpr uint32_t kR = kCmdReadOnly;
+
+const CommandSpec kKeyCommands[] = {
+    {"del", -2, kW, 1, -1, 1, &Del, "@keyspace @write @slow", "generic",
+     "Deletes one or more keys.", "1.0.0"},
+    {"unlink", -2, kW | kCmdFast, 1, -1, 1, &Del, "@keyspace @write @fast", "generic",
+     "Asynchronously deletes one or more keys.", "4.0.0"},
+    {"exists", -2, kR | kCmdFast, 1, -1, 1, &Exists, "@keyspace @read @fast", "generic",
+     "Determines whether one or more keys exist.", "1.0.0"},
+    {"touch", -2, kR | kCmdFast, 1, -1, 1, &Exists, "@keyspace @read @fast", "generic",
+     "Returns the number of existing keys out of those specified after updating the time they "
+     "were last accessed.",
+     "3.2.1"},
+    {"type", 2, kR | kCmdFast, 1, 1, 1, &Type, "@keyspace @read @fast", "generic",
+     "Determines the type of value stored at a key.", "1.0.0"},
+    {"expire", -3, kW | kCmdFast, 1, 1, 1, &Expire, "@keyspace @write @fast", "generic",
+     "Sets the expiration time of a key in seconds.", "1.0.0"},
+    {"pexpire", -3, kW | kCmdFast, 1, 1, 1, &PExpire, "@keyspace @write @fast", "generic",
+     "Sets the expiration time of a key in milliseconds.", "2.6.0"},
+    {"expireat", -3, kW | kCmdFast, 1, 1, 1, &ExpireAt, "@keyspace @write @fast", "generic",
+     "Sets the expiration time of a key to a Unix timestamp.", "1.2.0"},
+    {"pexpireat", -3, kW | kCmdFast, 1, 1, 1, &PExpireAt, "@keyspace @write @fast", "generic",
+     "Sets the expiration time of a key to a Unix milliseconds timestamp.", "2.6.0"},
+    {"ttl", 2, kR | kCmdFast, 1, 1, 1, &Ttl, "@keyspace @read @fast", "generic",
+     "Returns the expiration time in seconds of a key.", "1.0.0"},
+    {"pttl", 2, kR | kCmdFast, 1, 1, 1, &PTtl, "@keyspace @read @fast", "generic",
+     "Returns the expiration time in milliseconds of a key.", "2.6.0"},
+    {"expiretime", 2, kR | kCmdFast, 1, 1, 1, &ExpireTime, "@keyspace @read @fast", "generic",
+     "Returns the expiration time of a key as a Unix timestamp.", "7.0.0"},
+    {"pexpiretime", 2, kR | kCmdFast, 1, 1, 1, &PExpireTime, "@keyspace @read @fast", "generic",
+     "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0"},
+    {"persist", 2, kW | kCmdFast, 1, 1, 1, &Persist, "@keyspace @write @fast", "generic",
+     "Removes the expiration time of a key.", "2.2.0"},
+    {"rename", 3, kW, 1, 2, 1, &Rename, "@keyspace @write @slow", "generic",
+     "Renames a key and overwrites the destination.", "1.0.0"},
+    {"renamenx", 3, kW | kCmdFast, 1, 2, 1, &RenameNx, "@keyspace @write @fast", "generic",
+     "Renames a key only when the target key name doesn't exist.", "1.0.0"},
+    {"keys", 2, kR, 0, 0, 0, &Keys, "@keyspace @read @slow @dangerous", "generic",
+     "Returns all key names that match a pattern.", "1.0.0"},
+    {"scan", -2, kR, 0, 0, 0, &Scan, "@keyspace @read @slow", "generic",
+     "Iterates over the key names in the database.", "2.8.0"},
+    {"randomkey", 1, kR, 0, 0, 0, &RandomKey, "@keyspace @read @slow", "generic",
+     "Returns a random key name from the database.", "1.0.0"},
+    {"dbsize", 1, kR | kCmdFast, 0, 0, 0, &DbSize, "@keyspace @read @fast", "server",
+     "Returns the number of keys in the database.", "1.0.0"},
+    {"flushdb", -1, kW, 0, 0, 0, &Flush, "@keyspace @write @slow @dangerous", "server",
+     "Remove all keys from the current database.", "1.0.0"},
+    {"flushall", -1, kW, 0, 0, 0, &Flush, "@keyspace @write @slow @dangerous", "server",
+     "Removes all keys from all databases.", "1.0.0"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> KeyCommands() { return kKeyCommands; }
+
+}  // namespace lavik

@@ -1,0 +1,41 @@
+#include "commands/multi_shard.h"
+
+#include <algorithm>
+
+namespace lavik {
+
+KeyPlan::KeyPlan(Context& ctx, std::span<const std::string_view> keys)
+    : ctx_(ctx), keys_(keys.begin(), keys.end()) {
+  Build();
+}
+
+KeyPlan::KeyPlan(Context& ctx, std::vector<std::string_view> keys)
+    : ctx_(ctx), keys_(std::move(keys)) {
+  Build();
+}
+
+void KeyPlan::Build() {
+  key_shard_.reserve(keys_.size());
+  for (std::string_view k : keys_) key_shard_.push_back(ctx_.shards->ShardOf(k));
+  shard_ids_ = key_shard_;
+  std::sort(shard_ids_.begin(), shard_ids_.end());
+  shard_ids_.erase(std::unique(shard_ids_.begin(), shard_ids_.end()), shard_ids_.end());
+}
+
+Task KeyPlan::Lock() {
+  // One shard needs no lock: the handler's steps on it run back to back on its worker.
+  if (single_shard()) co_return;
+  for (int id : shard_ids_) co_await ShardLockAwaiter(&ctx_.shards->at(id), this);
+  locked_ = true;
+}
+
+Task KeyPlan::Unlock() {
+  if (!locked_) co_return;
+  locked_ = false;
+  for (int id : shard_ids_) {
+    Shard* s = &ctx_.shards->at(id);
+    co_await ShardHop(s->worker, [s]() { s->Unlock(); });
+  }
+}
+
+}  // namespace lavik

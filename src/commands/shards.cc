@@ -1,0 +1,20 @@
+#include "commands/shards.h"
+
+namespace lavik {
+
+void Shard::Unlock() {
+  lock_owner = nullptr;
+  while (!locked() && !waiting.empty()) {
+    MailboxItem* item = waiting.front();
+    waiting.pop_front();
+    item->run(item);
+  }
+}
+
+ShardSet::ShardSet(const std::vector<Worker*>& workers) {
+  for (size_t i = 0; i < workers.size(); ++i) {
+    shards_.push_back(std::make_unique<Shard>(static_cast<int>(i), workers[i]));
+  }
+}
+
+}  // namespace lavik

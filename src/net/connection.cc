@@ -1,0 +1,275 @@
+#include "net/connection.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "runtime/worker.h"
+
+namespace lavik {
+namespace {
+
+thread_local std::vector<Connection*> dirty_connections;
+
+constexpr size_t kShrinkAbove = 1 << 20;
+
+int64_t WallMs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
+}
+
+std::string AddressOf(int fd, bool peer) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof(ss);
+  int rc = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len)
+                : getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  if (rc != 0) return "?:0";
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+Connection* Connection::Open(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
+                             RequestParser::Limits limits) {
+  auto* c = new Connection(worker, fd, id, handler, limits);
+  handler->OnOpen(*c);
+  c->ArmRecv();
+  return c;
+}
+
+Connection::Connection(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
+                       RequestParser::Limits limits)
+    : worker_(worker),
+      fd_(fd),
+      id_(id),
+      handler_(handler),
+      parser_(limits),
+      peer_(AddressOf(fd, true)),
+      local_(AddressOf(fd, false)),
+      created_ms_(WallMs()),
+      last_active_ms_(created_ms_) {
+  recv_op_.complete = &Connection::OnRecv;
+  recv_op_.conn = this;
+  send_op_.complete = &Connection::OnSend;
+  send_op_.conn = this;
+}
+
+Connection::~Connection() { std::free(in_); }
+
+std::string* Connection::output() {
+  MarkDirty();
+  return &out_;
+}
+
+void Connection::MarkDirty() {
+  if (!dirty_) {
+    dirty_ = true;
+    dirty_connections.push_back(this);
+  }
+}
+
+void Connection::FlushDirty() {
+  // Flush may close a connection and mark others dirty; work on a snapshot.
+  static thread_local std::vector<Connection*> batch;
+  batch.swap(dirty_connections);
+  for (Connection* c : batch) {
+    c->dirty_ = false;
+    c->Flush();
+  }
+  batch.clear();
+}
+
+void Connection::ArmRecv() {
+  if (recv_inflight_ || closing_ || closed_ || pending_) return;
+  if (in_start_ == in_len_) {
+    in_start_ = in_len_ = 0;
+  } else if (in_start_ > 0) {
+    // The parser keeps offsets relative to the request start, so moving the tail is safe.
+    std::memmove(in_, in_ + in_start_, in_len_ - in_start_);
+    in_len_ -= in_start_;
+    in_start_ = 0;
+  }
+  size_t want = kReadChunk;
+  size_t hint = parser_.bytes_hint();
+  if (hint > in_len_) want = std::max(want, hint - in_len_);
+  if (in_cap_ - in_len_ < want) {
+    size_t cap = std::max(in_len_ + want, std::min<size_t>(in_cap_ * 2, in_len_ + (64u << 20)));
+    char* grown = static_cast<char*>(std::realloc(in_, cap));
+    if (grown == nullptr) {
+      Abort();
+      return;
+    }
+    in_ = grown;
+    in_cap_ = cap;
+  } else if (in_cap_ > kShrinkAbove && in_len_ < kReadChunk && hint <= kReadChunk) {
+    char* shrunk = static_cast<char*>(std::realloc(in_, 2 * kReadChunk));
+    if (shrunk != nullptr) {
+      in_ = shrunk;
+      in_cap_ = 2 * kReadChunk;
+    }
+  }
+  io_uring_sqe* sqe = worker_->loop().Prepare(&recv_op_);
+  io_uring_prep_recv(sqe, fd_, in_ + in_len_, in_cap_ - in_len_, 0);
+  recv_inflight_ = true;
+}
+
+void Connection::OnRecv(IoOp* op, int res, uint32_t) {
+  Connection* c = static_cast<Op*>(op)->conn;
+  c->recv_inflight_ = false;
+  if (c->closed_) {
+    c->MaybeFinish();
+    return;
+  }
+  if (res == -EINTR || res == -EAGAIN) {
+    c->ArmRecv();
+    return;
+  }
+  if (res <= 0) {
+    // EOF or error: answer what was already read (as Redis does), then close.
+    c->eof_ = true;
+    c->CloseAfterReply();
+    return;
+  }
+  c->in_len_ += static_cast<size_t>(res);
+  c->last_active_ms_ = WallMs();
+  c->ProcessInput();
+  c->ArmRecv();
+}
+
+void Connection::ProcessInput() {
+  while (!pending_ && !closing_) {
+    RequestParser::Status st = parser_.Parse(in_ + in_start_, in_len_ - in_start_);
+    if (st == RequestParser::Status::kNeedMore) return;
+    if (st == RequestParser::Status::kError) {
+      ProtocolError(parser_.error());
+      return;
+    }
+    std::span<const std::string_view> args = parser_.args();
+    if (args.empty()) {
+      in_start_ += parser_.consumed();
+      parser_.Reset();
+      continue;
+    }
+    RequestHandler::Result r = handler_->OnRequest(*this, args);
+    if (r == RequestHandler::Result::kPending) {
+      pending_ = true;
+      return;
+    }
+    in_start_ += parser_.consumed();
+    parser_.Reset();
+    if (r == RequestHandler::Result::kClose) {
+      CloseAfterReply();
+      return;
+    }
+  }
+}
+
+void Connection::Resume() {
+  pending_ = false;
+  in_start_ += parser_.consumed();
+  parser_.Reset();
+  if (closed_) {
+    MaybeFinish();
+    return;
+  }
+  if (closing_) {
+    MarkDirty();
+    return;
+  }
+  ProcessInput();
+  ArmRecv();
+}
+
+void Connection::ProtocolError(const std::string& text) {
+  out_.append("-ERR ").append(text).append("\r\n");
+  CloseAfterReply();
+}
+
+void Connection::CloseAfterReply() {
+  closing_ = true;
+  MarkDirty();
+}
+
+void Connection::Abort() {
+  closing_ = true;
+  out_.clear();
+  MarkDirty();
+}
+
+void Connection::Flush() {
+  if (closed_) {
+    MaybeFinish();
+    return;
+  }
+  if (send_inflight_) return;
+  if (out_.empty()) {
+    if (closing_ && !pending_) {
+      closed_ = true;
+      // Ends a recv still in flight (it completes with 0), then MaybeFinish frees us.
+      shutdown(fd_, SHUT_RDWR);
+      handler_->OnClose(*this);
+      MaybeFinish();
+    }
+    return;
+  }
+  sending_.swap(out_);
+  out_.clear();
+  sent_ = 0;
+  io_uring_sqe* sqe = worker_->loop().Prepare(&send_op_);
+  io_uring_prep_send(sqe, fd_, sending_.data(), sending_.size(), MSG_NOSIGNAL);
+  send_inflight_ = true;
+}
+
+void Connection::OnSend(IoOp* op, int res, uint32_t) {
+  Connection* c = static_cast<Op*>(op)->conn;
+  c->send_inflight_ = false;
+  if (c->closed_) {
+    c->MaybeFinish();
+    return;
+  }
+  if (res < 0 && res != -EINTR && res != -EAGAIN) {
+    c->Abort();
+    return;
+  }
+  if (res > 0) c->sent_ += static_cast<size_t>(res);
+  if (c->sent_ < c->sending_.size()) {
+    io_uring_sqe* sqe = c->worker_->loop().Prepare(&c->send_op_);
+    io_uring_prep_send(sqe, c->fd_, c->sending_.data() + c->sent_, c->sending_.size() - c->sent_,
+                       MSG_NOSIGNAL);
+    c->send_inflight_ = true;
+    return;
+  }
+  c->sending_.clear();
+  c->sent_ = 0;
+  if (c->sending_.capacity() > kShrinkAbove) c->sending_.shrink_to_fit();
+  if (!c->out_.empty() || c->closing_) c->MarkDirty();
+}
+
+void Connection::MaybeFinish() {
+  if (!closed_ || recv_inflight_ || send_inflight_ || pending_ || dirty_) return;
+  close(fd_);
+  fd_ = -1;
+  delete this;
+}
+
+}  // namespace lavik

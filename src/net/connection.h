@@ -1,0 +1,128 @@
+// Connection: one client socket on one worker — reads requests, hands each to the owner's
+// RequestHandler, and sends replies back in request order.
+//
+// Ordering: a connection runs one request at a time. A handler that cannot answer at once (its
+// key lives on another worker, or it waits for the device) returns kPending; the connection then
+// stops parsing — and stops reading, so the argument views it handed out stay valid — until the
+// handler calls Resume(). Replies therefore leave in request order, pipelined or not, and a
+// client's commands take effect in the order it sent them.
+//
+// I/O: one recv and at most one send in flight per connection, through the worker's io_uring;
+// replies produced during a loop turn leave in one send at the end of the turn.
+//
+// Thread safety: everything runs on the owning worker's thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "protocol/request_parser.h"
+#include "runtime/event_loop.h"
+
+namespace lavik {
+
+class Connection;
+class Worker;
+
+class RequestHandler {
+ public:
+  enum class Result { kDone, kPending, kClose };
+  virtual ~RequestHandler() = default;
+  virtual void OnOpen(Connection& c) = 0;
+  // Handles one request (args non-empty). kPending: call c.Resume() once the reply is written.
+  // kClose: flush what was written, then close.
+  virtual Result OnRequest(Connection& c, std::span<const std::string_view> args) = 0;
+  // The socket is closed; no OnRequest follows. The object is freed after this returns unless a
+  // request is still pending (then after its Resume()).
+  virtual void OnClose(Connection& c) = 0;
+};
+
+class Connection {
+ public:
+  static constexpr size_t kReadChunk = 16 * 1024;
+
+  // Takes ownership of fd (a connected, non-blocking-irrelevant TCP socket).
+  static Connection* Open(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
+                          RequestParser::Limits limits);
+
+  uint64_t id() const { return id_; }
+  int fd() const { return fd_; }
+  Worker* worker() const { return worker_; }
+  const std::string& peer() const { return peer_; }
+  const std::string& local() const { return local_; }
+  int64_t created_ms() const { return created_ms_; }
+  int64_t last_active_ms() const { return last_active_ms_; }
+
+  // The buffer replies are appended to. Marks the connection for sending at the end of the turn.
+  std::string* output();
+  size_t output_pending() const { return out_.size() + (sending_.size() - sent_); }
+  size_t input_buffered() const { return in_len_ - in_start_; }
+  size_t input_capacity() const { return in_cap_; }
+
+  // A pending request finished: continue with the buffered requests.
+  void Resume();
+  // Closes after the replies written so far are sent.
+  void CloseAfterReply();
+  // Closes now, dropping unsent output.
+  void Abort();
+  bool closing() const { return closing_; }
+
+  // Stricter protocol limits before AUTH, as Redis applies them (see RequestParser).
+  void set_auth_required(bool required) { parser_.set_auth_required(required); }
+
+  void* user_data = nullptr;
+
+  // For the worker's end-of-turn hook: sends the output of every connection that has some.
+  static void FlushDirty();
+
+ private:
+  struct Op : IoOp {
+    Connection* conn;
+  };
+
+  Connection(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
+             RequestParser::Limits limits);
+  ~Connection();
+
+  void ProcessInput();
+  void ArmRecv();
+  void Flush();
+  void MarkDirty();
+  void MaybeFinish();
+  void ProtocolError(const std::string& text);
+  static void OnRecv(IoOp* op, int res, uint32_t flags);
+  static void OnSend(IoOp* op, int res, uint32_t flags);
+
+  Worker* const worker_;
+  int fd_;
+  const uint64_t id_;
+  RequestHandler* const handler_;
+  RequestParser parser_;
+  std::string peer_;
+  std::string local_;
+  int64_t created_ms_;
+  int64_t last_active_ms_;
+
+  char* in_ = nullptr;
+  size_t in_cap_ = 0;
+  size_t in_start_ = 0;  // first byte of the request being parsed
+  size_t in_len_ = 0;    // bytes received
+
+  std::string out_;
+  std::string sending_;
+  size_t sent_ = 0;
+
+  Op recv_op_;
+  Op send_op_;
+  bool recv_inflight_ = false;
+  bool send_inflight_ = false;
+  bool pending_ = false;  // a request is being handled asynchronously
+  bool dirty_ = false;
+  bool closing_ = false;  // stop reading; close once output is sent
+  bool closed_ = false;   // socket shut; waiting for in-flight ops
+  bool eof_ = false;
+};
+
+}  // namespace lavik

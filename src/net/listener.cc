@@ -1,0 +1,97 @@
+#include "net/listener.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "runtime/worker.h"
+
+namespace lavik {
+
+Listener::~Listener() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool Listener::Bind(const std::string& address, int port, std::string* error) {
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  auto* in4 = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  std::string host = address == "*" ? "0.0.0.0" : address;
+  if (inet_pton(AF_INET, host.c_str(), &in4->sin_addr) == 1) {
+    in4->sin_family = AF_INET;
+    in4->sin_port = htons(static_cast<uint16_t>(port));
+    len = sizeof(*in4);
+  } else if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) == 1) {
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(static_cast<uint16_t>(port));
+    len = sizeof(*in6);
+  } else {
+    *error = "'" + address + "' is not a numeric IPv4 or IPv6 address";
+    return false;
+  }
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return false;
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, 511) != 0) {
+    *error = address + ":" + std::to_string(port) + ": " + std::strerror(errno);
+    close(fd);
+    return false;
+  }
+  sockaddr_storage bound{};
+  socklen_t blen = sizeof(bound);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &blen);
+  port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                           : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  fd_ = fd;
+  return true;
+}
+
+void Listener::Start(Worker* w, std::function<void(int fd)> on_accept) {
+  worker_ = w;
+  on_accept_ = std::move(on_accept);
+  op_.complete = &Listener::OnAccept;
+  op_.self = this;
+  Arm();
+}
+
+void Listener::Arm() {
+  io_uring_sqe* sqe = worker_->loop().Prepare(&op_);
+  io_uring_prep_multishot_accept(sqe, fd_, nullptr, nullptr, SOCK_CLOEXEC);
+}
+
+void Listener::OnAccept(IoOp* op, int res, uint32_t flags) {
+  Listener* self = static_cast<AcceptOp*>(op)->self;
+  if (self->stopped_) {
+    if (res >= 0) close(res);
+    return;
+  }
+  if (res >= 0) {
+    int one = 1;
+    setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    self->on_accept_(res);
+  }
+  if (!(flags & IORING_CQE_F_MORE)) self->Arm();
+}
+
+void Listener::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (fd_ >= 0) {
+    // Closing alone does not end an armed accept; shutdown makes it complete.
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    fd_ = -1;
+  }
+}
+
+}  // namespace lavik

@@ -1,0 +1,47 @@
+// Listener: the listening TCP socket and its multishot accept on one worker's ring.
+//
+// Thread safety: Bind() on any thread before Start(); Start()/Stop() on the accepting worker.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "runtime/event_loop.h"
+
+namespace lavik {
+
+class Worker;
+
+class Listener {
+ public:
+  Listener() = default;
+  ~Listener();
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  // Binds and listens (SO_REUSEADDR, backlog 511 like Redis's tcp-backlog). False + error text
+  // ("127.0.0.1:6379: Address already in use") on failure.
+  bool Bind(const std::string& address, int port, std::string* error);
+  int port() const { return port_; }
+
+  // Accepts on worker w's loop; on_accept(fd) gets each new socket (TCP_NODELAY set).
+  void Start(Worker* w, std::function<void(int fd)> on_accept);
+  // Stops accepting and closes the socket (on the accepting worker).
+  void Stop();
+
+ private:
+  struct AcceptOp : IoOp {
+    Listener* self;
+  };
+  static void OnAccept(IoOp* op, int res, uint32_t flags);
+  void Arm();
+
+  int fd_ = -1;
+  int port_ = 0;
+  Worker* worker_ = nullptr;
+  std::function<void(int)> on_accept_;
+  AcceptOp op_;
+  bool stopped_ = false;
+};
+
+}  // namespace lavik

@@ -1,0 +1,175 @@
+// Error replies shared by every command, spelled once and exactly as Redis 7.0.15 sends them
+// (checked against the real server), without the leading '-' and trailing CRLF: pass them to
+// ReplyWriter::Error. Formatted errors are built by the helpers at the bottom, which reproduce
+// Redis's truncation rules (C strings: a NUL byte ends an argument; "%.128s" caps at 128 bytes)
+// and replace CR/LF with spaces so user bytes cannot break the reply framing.
+//
+// Thread safety: constants and pure functions only.
+
+#ifndef LAVIK_PROTOCOL_ERRORS_H_
+#define LAVIK_PROTOCOL_ERRORS_H_
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace lavik {
+
+// Type and value errors.
+inline constexpr std::string_view kErrWrongType =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kErrSyntax = "ERR syntax error";
+inline constexpr std::string_view kErrNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kErrNotFloat = "ERR value is not a valid float";
+inline constexpr std::string_view kErrNotPositive = "ERR value is out of range, must be positive";
+inline constexpr std::string_view kErrOutOfRange = "ERR value is out of range";
+inline constexpr std::string_view kErrOverflow = "ERR increment or decrement would overflow";
+inline constexpr std::string_view kErrIncrFloatNaN = "ERR increment would produce NaN or Infinity";
+inline constexpr std::string_view kErrHashNotInteger = "ERR hash value is not an integer";
+inline constexpr std::string_view kErrHashNotFloat = "ERR hash value is not a float";
+inline constexpr std::string_view kErrMinMaxNotFloat = "ERR min or max is not a float";
+inline constexpr std::string_view kErrMinMaxNotLex = "ERR min or max not valid string range item";
+inline constexpr std::string_view kErrScoreNaN = "ERR resulting score is not a number (NaN)";
+inline constexpr std::string_view kErrZaddXxNx =
+    "ERR XX and NX options at the same time are not compatible";
+inline constexpr std::string_view kErrZaddGtLtNx =
+    "ERR GT, LT, and/or NX options at the same time are not compatible";
+inline constexpr std::string_view kErrZaddIncrPair =
+    "ERR INCR option supports a single increment-element pair";
+inline constexpr std::string_view kErrBitOffset =
+    "ERR bit offset is not an integer or out of range";
+inline constexpr std::string_view kErrBitValue = "ERR bit is not an integer or out of range";
+inline constexpr std::string_view kErrStringTooLong =
+    "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+inline constexpr std::string_view kErrOffsetRange = "ERR offset is out of range";
+inline constexpr std::string_view kErrIndexRange = "ERR index out of range";
+inline constexpr std::string_view kErrInvalidCursor = "ERR invalid cursor";
+inline constexpr std::string_view kErrTimeoutNotFloat =
+    "ERR timeout is not a float or out of range";
+inline constexpr std::string_view kErrTimeoutNotInteger =
+    "ERR timeout is not an integer or out of range";
+inline constexpr std::string_view kErrTimeoutNegative = "ERR timeout is negative";
+
+// Keyspace errors.
+inline constexpr std::string_view kErrNoSuchKey = "ERR no such key";
+inline constexpr std::string_view kErrDbIndexRange = "ERR DB index is out of range";
+inline constexpr std::string_view kErrSameObject =
+    "ERR source and destination objects are the same";
+inline constexpr std::string_view kErrBusyKey = "BUSYKEY Target key name already exists.";
+
+// Connection, auth and server state.
+inline constexpr std::string_view kErrNoAuth = "NOAUTH Authentication required.";
+inline constexpr std::string_view kErrWrongPass =
+    "WRONGPASS invalid username-password pair or user is disabled.";
+inline constexpr std::string_view kErrAuthNotConfigured =
+    "ERR AUTH <password> called without any password configured for the default user. Are you "
+    "sure your configuration is correct?";
+inline constexpr std::string_view kErrNoProto = "NOPROTO unsupported protocol version";
+inline constexpr std::string_view kErrOOM =
+    "OOM command not allowed when used memory > 'maxmemory'.";
+inline constexpr std::string_view kErrLoading = "LOADING Redis is loading the dataset in memory";
+inline constexpr std::string_view kErrReadOnlyReplica =
+    "READONLY You can't write against a read only replica.";
+
+// Transactions.
+inline constexpr std::string_view kErrExecWithoutMulti = "ERR EXEC without MULTI";
+inline constexpr std::string_view kErrDiscardWithoutMulti = "ERR DISCARD without MULTI";
+inline constexpr std::string_view kErrNestedMulti = "ERR MULTI calls can not be nested";
+inline constexpr std::string_view kErrWatchInMulti = "ERR WATCH inside MULTI is not allowed";
+inline constexpr std::string_view kErrExecAbort =
+    "EXECABORT Transaction discarded because of previous errors.";
+
+namespace errors_internal {
+
+// What "%.*s" prints for a C string: up to the first NUL, at most `max` bytes.
+inline std::string_view CStringPrefix(std::string_view s, size_t max) {
+  const size_t nul = s.find('\0');
+  if (nul != std::string_view::npos) s = s.substr(0, nul);
+  return s.substr(0, max);
+}
+
+// Redis maps CR and LF in formatted errors to spaces (rejectCommandFormat, addReplyErrorFormat).
+inline std::string MapNewlines(std::string s) {
+  for (char& c : s) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return s;
+}
+
+}  // namespace errors_internal
+
+// "ERR unknown command 'foo', with args beginning with: 'a' 'b' ". `args` excludes the command
+// name. As Redis does: the name is capped at 128 bytes; args are listed while the list is shorter
+// than 128 bytes, each capped to the room left (so the list may end a few bytes past 128).
+inline std::string UnknownCommandError(std::string_view name,
+                                       std::span<const std::string_view> args) {
+  std::string listed;
+  for (size_t i = 0; i < args.size() && listed.size() < 128; ++i) {
+    listed += '\'';
+    listed += errors_internal::CStringPrefix(args[i], 128 - listed.size() + 1);
+    listed += "' ";
+  }
+  std::string s = "ERR unknown command '";
+  s += errors_internal::CStringPrefix(name, 128);
+  s += "', with args beginning with: ";
+  s += listed;
+  return errors_internal::MapNewlines(std::move(s));
+}
+
+// "ERR wrong number of arguments for 'get' command". Redis prints the command's canonical full
+// name (lowercase, "config|get" for a subcommand), not what the user typed.
+inline std::string WrongArityError(std::string_view full_name) {
+  std::string s = "ERR wrong number of arguments for '";
+  s += full_name;
+  s += "' command";
+  return s;
+}
+
+// "ERR unknown subcommand 'foo'. Try CONFIG HELP." `command` is argv[0] as typed (uppercased
+// here); `subcommand` is argv[1] as typed (capped at 128 bytes).
+inline std::string UnknownSubcommandError(std::string_view command, std::string_view subcommand) {
+  std::string s = "ERR unknown subcommand '";
+  s += errors_internal::CStringPrefix(subcommand, 128);
+  s += "'. Try ";
+  for (char c : errors_internal::CStringPrefix(command, std::string_view::npos)) {
+    s += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+  }
+  s += " HELP.";
+  return errors_internal::MapNewlines(std::move(s));
+}
+
+// "ERR unknown subcommand or wrong number of arguments for 'foo'. Try CLIENT HELP." Redis's
+// addReplySubcommandSyntaxError, used by commands that parse their own subcommands.
+inline std::string SubcommandSyntaxError(std::string_view command, std::string_view subcommand) {
+  std::string s = "ERR unknown subcommand or wrong number of arguments for '";
+  s += errors_internal::CStringPrefix(subcommand, 128);
+  s += "'. Try ";
+  for (char c : errors_internal::CStringPrefix(command, std::string_view::npos)) {
+    s += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+  }
+  s += " HELP.";
+  return errors_internal::MapNewlines(std::move(s));
+}
+
+// "ERR invalid expire time in 'set' command" (SET, SETEX, GETEX, EXPIRE...: full command name).
+inline std::string InvalidExpireTimeError(std::string_view full_name) {
+  std::string s = "ERR invalid expire time in '";
+  s += full_name;
+  s += "' command";
+  return s;
+}
+
+// "ERR Can't execute 'get': only (P|S)SUBSCRIBE / ... are allowed in this context" (RESP2
+// connection in subscribed state).
+inline std::string SubscribeContextError(std::string_view full_name) {
+  std::string s = "ERR Can't execute '";
+  s += full_name;
+  s += "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
+       "context";
+  return s;
+}
+
+}  // namespace lavik
+
+#endif  // LAVIK_PROTOCOL_ERRORS_H_

@@ -1,0 +1,68 @@
+// EventLoop: one io_uring ring per worker thread, for sockets now and device reads later.
+//
+// Every submission carries an IoOp* as user_data; the completion calls op->complete(op, res,
+// flags) on the loop's thread. The ring is set up with SINGLE_ISSUER | DEFER_TASKRUN (measured:
+// 8-9 us of server CPU per request vs 18-25 us without), so completions are only reaped inside
+// Run(), once per loop turn, together with one submit-and-wait.
+//
+// Thread safety: everything here runs on the owning thread, except Wake(), which any thread may
+// call to end a wait early.
+#pragma once
+
+#include <liburing.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lavik {
+
+struct IoOp {
+  void (*complete)(IoOp* op, int res, uint32_t cqe_flags) = nullptr;
+};
+
+class EventLoop {
+ public:
+  EventLoop() = default;
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Sets up the ring on the calling thread (SINGLE_ISSUER binds the ring to it). Returns false and
+  // fills *error if io_uring is unavailable.
+  bool Init(unsigned entries, std::string* error);
+
+  // Returns a submission entry tagged with op; flushes the queue to the kernel if it is full.
+  io_uring_sqe* Prepare(IoOp* op);
+
+  // One loop turn: submits what was prepared, waits for at least one completion unless
+  // `may_block` is false (or timeout_us elapses; < 0 = no timeout) and dispatches all completions.
+  void Turn(bool may_block, int64_t timeout_us);
+
+  // Called before the loop sleeps: returns true if the caller should not sleep after all.
+  // Set by the owner (Worker) to implement the wake-up handshake.
+  std::function<bool()> before_sleep;
+
+  // Any thread: makes a sleeping Turn() return.
+  void Wake();
+
+  uint64_t turns() const { return turns_; }
+
+ private:
+  static void OnWakeRead(IoOp* op, int res, uint32_t flags);
+  void ArmWakeRead();
+
+  io_uring ring_{};
+  bool ready_ = false;
+  int wake_fd_ = -1;
+  uint64_t wake_buf_ = 0;
+  struct WakeOp : IoOp {
+    EventLoop* loop = nullptr;
+  };
+  WakeOp wake_op_;
+  uint64_t turns_ = 0;
+};
+
+}  // namespace lavik

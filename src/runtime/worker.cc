@@ -1,0 +1,122 @@
+#include "runtime/worker.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+namespace lavik {
+namespace {
+
+thread_local Worker* current_worker = nullptr;
+
+int64_t MonoUs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
+}
+
+}  // namespace
+
+Worker::Worker(int id, int pin_cpu) : id_(id), pin_cpu_(pin_cpu) {}
+
+Worker* Worker::Current() { return current_worker; }
+
+void Worker::Post(MailboxItem* item) {
+  mailbox_.Push(item);
+  // Pairs with the seq_cst store in before_sleep: either the worker sees the item before it
+  // sleeps, or we see it sleeping and wake it.
+  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) loop_.Wake();
+}
+
+void Worker::AddTimer(int64_t interval_us, std::function<void()> fn) {
+  timers_.push_back(Timer{interval_us, MonoUs() + interval_us, std::move(fn)});
+}
+
+void Worker::AddTurnHook(std::function<void()> fn) { turn_hooks_.push_back(std::move(fn)); }
+
+void Worker::Start(std::function<bool(std::string*)> init, std::function<bool()> done) {
+  thread_ = std::thread([this, init = std::move(init), done = std::move(done)]() mutable {
+    Run(std::move(init), std::move(done));
+  });
+}
+
+bool Worker::WaitStarted(std::string* error) {
+  while (started_.load(std::memory_order_acquire) == 0) started_.wait(0);
+  if (started_.load() == 2) {
+    *error = start_error_;
+    return false;
+  }
+  return true;
+}
+
+void Worker::RequestStop() {
+  stop_.store(true, std::memory_order_release);
+  sleeping_.store(false);
+  loop_.Wake();
+}
+
+void Worker::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::DrainMailbox() {
+  while (MailboxItem* item = mailbox_.Pop()) {
+    ++mailbox_items_;
+    item->run(item);
+  }
+}
+
+int64_t Worker::RunTimers() {
+  if (timers_.empty()) return -1;
+  int64_t now = MonoUs();
+  int64_t next = INT64_MAX;
+  for (size_t i = 0; i < timers_.size(); ++i) {
+    if (timers_[i].due_us <= now) {
+      timers_[i].fn();
+      timers_[i].due_us = now + timers_[i].interval_us;
+    }
+    next = std::min(next, timers_[i].due_us);
+  }
+  return std::max<int64_t>(0, next - now);
+}
+
+void Worker::Run(std::function<bool(std::string*)> init, std::function<bool()> done) {
+  current_worker = this;
+  if (pin_cpu_ >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(pin_cpu_, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+  std::string error;
+  bool ok = loop_.Init(4096, &error) && init(&error);
+  start_error_ = error;
+  started_.store(ok ? 1 : 2, std::memory_order_release);
+  started_.notify_all();
+  if (!ok) return;
+
+  loop_.before_sleep = [this]() {
+    if (busy_) return true;
+    sleeping_.store(true, std::memory_order_seq_cst);
+    if (!mailbox_.Empty() || stop_.load(std::memory_order_acquire)) {
+      sleeping_.store(false, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  };
+
+  while (true) {
+    DrainMailbox();
+    busy_ = false;
+    for (auto& hook : turn_hooks_) hook();
+    int64_t timeout = RunTimers();
+    if (stop_requested() && done()) break;
+    // While stopping, poll at least every 10 ms so `done` is re-checked.
+    if (stop_requested() && (timeout < 0 || timeout > 10000)) timeout = 10000;
+    loop_.Turn(true, timeout);
+    sleeping_.store(false, std::memory_order_relaxed);
+  }
+  current_worker = nullptr;
+}
+
+}  // namespace lavik

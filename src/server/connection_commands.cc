@@ -1,0 +1,334 @@
+// Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, CLIENT.
+#include <strings.h>
+
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/numbers.h"
+#include "commands/command.h"
+#include "protocol/errors.h"
+#include "runtime/shard_hop.h"
+#include "server/client_state.h"
+#include "server/command_table.h"
+#include "server/server.h"
+
+namespace lavik {
+namespace {
+
+bool Is(std::string_view s, const char* word) {
+  return s.size() == std::char_traits<char>::length(word) &&
+         strncasecmp(s.data(), word, s.size()) == 0;
+}
+
+// The server's Redis-compatibility level, as HELLO and INFO report it (see doc/commands.md).
+constexpr std::string_view kRedisVersion = "7.0.15";
+
+Task Ping(Context& ctx) {
+  if (ctx.args.size() > 2) {
+    ctx.reply->Error(WrongArityError("ping"));
+  } else if (ctx.args.size() == 1) {
+    ctx.reply->Simple("PONG");
+  } else {
+    ctx.reply->Bulk(ctx.args[1]);
+  }
+  co_return;
+}
+
+Task Echo(Context& ctx) {
+  ctx.reply->Bulk(ctx.args[1]);
+  co_return;
+}
+
+Task Quit(Context& ctx) {
+  ctx.reply->Ok();
+  ctx.client->close_after_reply = true;
+  co_return;
+}
+
+Task Select(Context& ctx) {
+  int64_t db;
+  if (!ParseInt64(ctx.args[1], &db) || db < INT32_MIN || db > INT32_MAX) {
+    ctx.reply->Error(kErrNotInteger);
+  } else if (db != 0) {
+    ctx.reply->Error(kErrDbIndexRange);
+  } else {
+    ctx.reply->Ok();
+  }
+  co_return;
+}
+
+Task Auth(Context& ctx) {
+  if (ctx.args.size() > 3) {
+    ctx.reply->Error(kErrSyntax);
+    co_return;
+  }
+  std::string_view user = "default";
+  std::string_view pass = ctx.args[1];
+  if (ctx.args.size() == 2) {
+    if (!ctx.server->auth_required()) {
+      ctx.reply->Error(kErrAuthNotConfigured);
+      co_return;
+    }
+  } else {
+    user = ctx.args[1];
+    pass = ctx.args[2];
+  }
+  if (ctx.server->CheckPassword(user, pass)) {
+    ctx.client->authenticated = true;
+    ctx.client->user = std::string(user);
+    ctx.client->conn->set_auth_required(false);
+    ctx.reply->Ok();
+  } else {
+    ctx.reply->Error(kErrWrongPass);
+  }
+}
+
+bool ValidClientName(std::string_view name) {
+  for (char c : name) {
+    if (c < '!' || c > '~') return false;
+  }
+  return true;
+}
+
+Task Hello(Context& ctx) {
+  int64_t ver = 0;
+  if (ctx.args.size() >= 2) {
+    if (!ParseInt64(ctx.args[1], &ver)) {
+      ctx.reply->Error("ERR Protocol version is not an integer or out of range");
+      co_return;
+    }
+    if (ver < 2 || ver > 3) {
+      ctx.reply->Error(kErrNoProto);
+      co_return;
+    }
+  }
+  std::string_view user, pass, name;
+  bool has_auth = false;
+  bool has_name = false;
+  for (size_t j = 2; j < ctx.args.size(); ++j) {
+    size_t more = ctx.args.size() - 1 - j;
+    if (Is(ctx.args[j], "auth") && more >= 2) {
+      user = ctx.args[j + 1];
+      pass = ctx.args[j + 2];
+      has_auth = true;
+      j += 2;
+    } else if (Is(ctx.args[j], "setname") && more >= 1) {
+      name = ctx.args[j + 1];
+      has_name = true;
+      ++j;
+    } else {
+      ctx.reply->Error("ERR Syntax error in HELLO option '" + std::string(ctx.args[j]) + "'");
+      co_return;
+    }
+  }
+  ClientState* cl = ctx.client;
+  if (has_auth) {
+    if (!ctx.server->CheckPassword(user, pass)) {
+      ctx.reply->Error(kErrWrongPass);
+      co_return;
+    }
+    cl->authenticated = true;
+    cl->user = std::string(user);
+    cl->conn->set_auth_required(false);
+  }
+  if (!cl->authenticated && ctx.server->auth_required()) {
+    ctx.reply->Error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        "AUTH <user> <pass> option can be used to authenticate the client and select the "
+        "RESP protocol version at the same time");
+    co_return;
+  }
+  if (has_name) {
+    if (!ValidClientName(name)) {
+      ctx.reply->Error("ERR Client names cannot contain spaces, newlines or special characters.");
+      co_return;
+    }
+    cl->name = std::string(name);
+  }
+  if (ver != 0) {
+    cl->resp = static_cast<int>(ver);
+    ctx.reply->set_resp(cl->resp);
+  }
+  ReplyWriter& w = *ctx.reply;
+  w.Map(7);
+  w.Bulk("server");
+  w.Bulk("redis");
+  w.Bulk("version");
+  w.Bulk(kRedisVersion);
+  w.Bulk("proto");
+  w.Integer(cl->resp);
+  w.Bulk("id");
+  w.Integer(static_cast<int64_t>(cl->id));
+  w.Bulk("mode");
+  w.Bulk("standalone");
+  w.Bulk("role");
+  w.Bulk("master");
+  w.Bulk("modules");
+  w.Array(0);
+}
+
+// One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields.
+std::string ClientLine(const ClientState& cl, int64_t now_ms) {
+  const Connection& c = *cl.conn;
+  std::string s;
+  s.reserve(320);
+  s += "id=" + std::to_string(cl.id);
+  s += " addr=" + c.peer();
+  s += " laddr=" + c.local();
+  s += " fd=" + std::to_string(c.fd());
+  s += " name=" + cl.name;
+  s += " age=" + std::to_string((now_ms - c.created_ms()) / 1000);
+  s += " idle=" + std::to_string((now_ms - c.last_active_ms()) / 1000);
+  s += " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1";
+  s += " qbuf=" + std::to_string(c.input_buffered());
+  s += " qbuf-free=" + std::to_string(c.input_capacity() - c.input_buffered());
+  s += " argv-mem=0 multi-mem=0";
+  s += " rbs=" + std::to_string(c.input_capacity());
+  s += " rbp=0 obl=0 oll=0";
+  s += " omem=" + std::to_string(c.output_pending());
+  s += " tot-mem=" + std::to_string(c.input_capacity() + c.output_pending() + sizeof(cl));
+  s += " events=r cmd=";
+  s += cl.last_command;
+  s += " user=" + cl.user;
+  s += " redir=-1 resp=" + std::to_string(cl.resp);
+  s += "\n";
+  return s;
+}
+
+Task ClientId(Context& ctx) {
+  ctx.reply->Integer(static_cast<int64_t>(ctx.client->id));
+  co_return;
+}
+
+Task ClientSetName(Context& ctx) {
+  if (!ValidClientName(ctx.args[2])) {
+    ctx.reply->Error("ERR Client names cannot contain spaces, newlines or special characters.");
+    co_return;
+  }
+  ctx.client->name = std::string(ctx.args[2]);
+  ctx.reply->Ok();
+}
+
+Task ClientGetName(Context& ctx) {
+  if (ctx.client->name.empty()) {
+    ctx.reply->Null();
+  } else {
+    ctx.reply->Bulk(ctx.client->name);
+  }
+  co_return;
+}
+
+Task ClientInfo(Context& ctx) {
+  ctx.reply->Verbatim(ClientLine(*ctx.client, NowMs()));
+  co_return;
+}
+
+Task ClientList(Context& ctx) {
+  bool only_normal = false;
+  bool none = false;
+  std::vector<uint64_t> ids;
+  for (size_t i = 2; i < ctx.args.size(); ++i) {
+    if (Is(ctx.args[i], "type") && i + 1 < ctx.args.size()) {
+      std::string_view t = ctx.args[++i];
+      if (Is(t, "normal")) {
+        only_normal = true;
+      } else if (Is(t, "master") || Is(t, "replica") || Is(t, "slave") || Is(t, "pubsub")) {
+        none = true;  // no such clients in this version
+      } else {
+        ctx.reply->Error("ERR Unknown client type '" + std::string(t) + "'");
+        co_return;
+      }
+    } else if (Is(ctx.args[i], "id") && i + 1 < ctx.args.size()) {
+      for (++i; i < ctx.args.size(); ++i) {
+        uint64_t id;
+        if (!ParseUint64(ctx.args[i], &id) || id == 0) {
+          ctx.reply->Error("ERR Invalid client ID");
+          co_return;
+        }
+        ids.push_back(id);
+      }
+    } else {
+      ctx.reply->Error(kErrSyntax);
+      co_return;
+    }
+  }
+  (void)only_normal;
+  std::string out;
+  const int64_t now = NowMs();
+  Server* server = ctx.server;
+  for (int w = 0; w < server->worker_count() && !none; ++w) {
+    co_await ShardHop(server->worker(w), [&, w]() {
+      for (ClientState* cl = server->clients_of(w); cl != nullptr; cl = cl->next) {
+        if (!ids.empty() && std::find(ids.begin(), ids.end(), cl->id) == ids.end()) continue;
+        out += ClientLine(*cl, now);
+      }
+    });
+  }
+  ctx.reply->Verbatim(out);
+}
+
+Task ClientHelp(Context& ctx) {
+  static const char* kLines[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "LIST [options ...]",
+      "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Return clients of specified type.",
+      "    * ID <client-id> [<client-id> ...]",
+      "      Return clients of specified IDs only.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply->Array(std::size(kLines));
+  for (const char* l : kLines) ctx.reply->Simple(l);
+  co_return;
+}
+
+constexpr uint32_t kConn = kCmdHome | kCmdLoading | kCmdStale;
+
+const CommandSpec kClientSubcommands[] = {
+    {"client|id", 2, kConn | kCmdNoScript, 0, 0, 0, &ClientId, "@slow @connection", "connection",
+     "Returns the unique client ID of the connection.", "5.0.0"},
+    {"client|setname", 3, kConn | kCmdNoScript, 0, 0, 0, &ClientSetName, "@slow @connection",
+     "connection", "Sets the connection name.", "2.6.9"},
+    {"client|getname", 2, kConn | kCmdNoScript, 0, 0, 0, &ClientGetName, "@slow @connection",
+     "connection", "Returns the name of the connection.", "2.6.9"},
+    {"client|info", 2, kConn | kCmdNoScript, 0, 0, 0, &ClientInfo, "@slow @connection",
+     "connection", "Returns information about the connection.", "6.2.0"},
+    {"client|list", -2, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientList,
+     "@admin @slow @dangerous @connection", "connection", "Lists open connections.", "2.4.0"},
+    {"client|help", 2, kConn, 0, 0, 0, &ClientHelp, "@slow @connection", "connection",
+     "Returns helpful text about the different subcommands.", "5.0.0"},
+};
+
+const CommandSpec kConnectionCommands[] = {
+    {"ping", -1, kConn | kCmdFast, 0, 0, 0, &Ping, "@fast @connection", "connection",
+     "Returns the server's liveliness response.", "1.0.0"},
+    {"echo", 2, kConn | kCmdFast, 0, 0, 0, &Echo, "@fast @connection", "connection",
+     "Returns the given string.", "1.0.0"},
+    {"quit", -1, kConn | kCmdNoAuth | kCmdFast | kCmdAllowBusy, 0, 0, 0, &Quit, "@fast @connection",
+     "connection", "Closes the connection.", "1.0.0"},
+    {"select", 2, kConn | kCmdFast, 0, 0, 0, &Select, "@fast @connection", "connection",
+     "Changes the selected database.", "1.0.0"},
+    {"auth", -2, kConn | kCmdNoAuth | kCmdNoScript | kCmdFast, 0, 0, 0, &Auth, "@fast @connection",
+     "connection", "Authenticates the connection.", "1.0.0"},
+    {"hello", -1, kConn | kCmdNoAuth | kCmdNoScript | kCmdFast, 0, 0, 0, &Hello,
+     "@fast @connection", "connection", "Handshakes with the Redis server.", "6.0.0"},
+    {"client", -2, kConn, 0, 0, 0, nullptr, "@slow", "connection",
+     "A container for client connection commands.", "2.4.0", kClientSubcommands},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> ConnectionCommands() { return kConnectionCommands; }
+
+}  // namespace lavik

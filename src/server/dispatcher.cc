@@ -1,0 +1,212 @@
+// Server's request path: command lookup, checks, routing to the owning shard, replies.
+#include <strings.h>
+
+#include <cstring>
+#include <vector>
+
+#include "base/clock.h"
+#include "protocol/errors.h"
+#include "server/client_state.h"
+#include "server/server.h"
+
+namespace lavik {
+
+// A command sent to another worker (or queued behind a shard lock): it carries a copy of its
+// arguments, since the connection's buffer belongs to the home worker. Pooled per home worker.
+struct RemoteCommand : MailboxItem {
+  Server* server = nullptr;
+  ClientState* client = nullptr;
+  Worker* home = nullptr;
+  std::string arena;
+  std::vector<std::string_view> argv;
+  std::string reply;
+  ReplyWriter writer{&reply, 2};
+  Context ctx;
+
+  static void RunOnShard(MailboxItem* item);
+  static void Done(void* arg);
+  static void ReturnHome(MailboxItem* item);
+};
+
+namespace {
+
+thread_local std::vector<RemoteCommand*> command_pool;
+
+RemoteCommand* AcquireCommand() {
+  if (command_pool.empty()) return new RemoteCommand();
+  RemoteCommand* m = command_pool.back();
+  command_pool.pop_back();
+  return m;
+}
+
+void ReleaseCommand(RemoteCommand* m) {
+  m->reply.clear();
+  if (m->reply.capacity() > (1u << 20)) m->reply.shrink_to_fit();
+  if (m->arena.capacity() > (1u << 20)) m->arena = std::string();
+  if (command_pool.size() < 1024) {
+    command_pool.push_back(m);
+  } else {
+    delete m;
+  }
+}
+
+}  // namespace
+
+void RemoteCommand::RunOnShard(MailboxItem* item) {
+  auto* m = static_cast<RemoteCommand*>(item);
+  Shard& shard = m->server->shards().local();
+  if (shard.locked()) {
+    shard.waiting.push_back(m);  // run again by Shard::Unlock, in arrival order
+    return;
+  }
+  m->ctx.store = &shard.store;
+  m->ctx.now_ms = NowMs();
+  Task t = m->ctx.spec->handler(m->ctx);
+  if (t.Start(&RemoteCommand::Done, m)) Done(m);
+}
+
+void RemoteCommand::Done(void* arg) {
+  auto* m = static_cast<RemoteCommand*>(arg);
+  m->run = &RemoteCommand::ReturnHome;
+  m->home->Post(m);
+}
+
+void RemoteCommand::ReturnHome(MailboxItem* item) {
+  auto* m = static_cast<RemoteCommand*>(item);
+  ClientState* cl = m->client;
+  if (!cl->closed) cl->conn->output()->append(m->reply);
+  Server* server = m->server;
+  ReleaseCommand(m);
+  server->FinishCommand(cl);
+}
+
+int Server::RouteShard(const CommandSpec* spec, std::span<const std::string_view> args,
+                       bool* multi) const {
+  *multi = false;
+  if (spec->first_key <= 0 || (spec->flags & kCmdHome)) return -1;
+  const int argc = static_cast<int>(args.size());
+  if (spec->first_key >= argc) return -1;
+  int last = spec->last_key < 0 ? argc + spec->last_key : spec->last_key;
+  if (last >= argc) last = argc - 1;
+  const int shard = shards_->ShardOf(args[spec->first_key]);
+  if (shards_->size() == 1) return shard;
+  for (int i = spec->first_key + spec->key_step; i <= last; i += spec->key_step) {
+    if (shards_->ShardOf(args[i]) != shard) {
+      *multi = true;
+      return -1;
+    }
+  }
+  return shard;
+}
+
+RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::string_view> args) {
+  auto* cl = static_cast<ClientState*>(c.user_data);
+  ReplyWriter& w = cl->writer;
+  w.SetOutput(c.output());
+  w.set_resp(cl->resp);
+
+  const CommandSpec* spec = table_.Find(args[0]);
+  if (spec == nullptr) {
+    w.Error(UnknownCommandError(args[0], args.subspan(1)));
+    return Result::kDone;
+  }
+  // A container (CLIENT, CONFIG) needs a subcommand; COMMAND alone is a command of its own.
+  if (!spec->subcommands.empty() && !(args.size() == 1 && spec->handler != nullptr)) {
+    if (args.size() < 2) {
+      w.Error(WrongArityError(spec->name));
+      return Result::kDone;
+    }
+    const CommandSpec* sub = CommandTable::FindSubcommand(*spec, args[1]);
+    if (sub == nullptr) {
+      w.Error(UnknownSubcommandError(args[0], args[1]));
+      return Result::kDone;
+    }
+    spec = sub;
+  }
+  if (!CommandTable::ArityOk(*spec, args.size())) {
+    w.Error(WrongArityError(spec->name));
+    return Result::kDone;
+  }
+  if (!cl->authenticated && !(spec->flags & kCmdNoAuth) && auth_required()) {
+    w.Error(kErrNoAuth);
+    return Result::kDone;
+  }
+  cl->last_command = spec->name;
+  stats_[c.worker()->id()]->commands.Add();
+
+  bool multi = false;
+  int shard = RouteShard(spec, args, &multi);
+  if (shard >= 0 && (shard != c.worker()->id() || shards_->at(shard).locked())) {
+    return RunRemote(cl, spec, args, shard);
+  }
+  return RunAtHome(cl, spec, args);
+}
+
+RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spec,
+                                         std::span<const std::string_view> args) {
+  Context& ctx = cl->ctx;
+  ctx.args = args;
+  ctx.reply = &cl->writer;
+  ctx.store = &shards_->local().store;
+  ctx.client = cl;
+  ctx.shards = shards_.get();
+  ctx.server = this;
+  ctx.spec = spec;
+  ctx.now_ms = NowMs();
+  ctx.client_id = cl->id;
+  Task t = spec->handler(ctx);
+  if (t.Start(&Server::OnHomeDone, cl)) {
+    return cl->close_after_reply ? Result::kClose : Result::kDone;
+  }
+  cl->pending = true;
+  return Result::kPending;
+}
+
+void Server::OnHomeDone(void* arg) {
+  auto* cl = static_cast<ClientState*>(arg);
+  if (!cl->closed) cl->conn->output();  // the reply was written after the turn's flush
+  cl->ctx.server->FinishCommand(cl);
+}
+
+RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spec,
+                                         std::span<const std::string_view> args, int shard) {
+  RemoteCommand* m = AcquireCommand();
+  m->server = this;
+  m->client = cl;
+  m->home = cl->conn->worker();
+  size_t total = 0;
+  for (std::string_view a : args) total += a.size();
+  m->arena.resize(total);
+  m->argv.clear();
+  char* p = m->arena.data();
+  for (std::string_view a : args) {
+    if (!a.empty()) std::memcpy(p, a.data(), a.size());
+    m->argv.emplace_back(p, a.size());
+    p += a.size();
+  }
+  m->writer.SetOutput(&m->reply);
+  m->writer.set_resp(cl->resp);
+  m->ctx = Context{};
+  m->ctx.args = m->argv;
+  m->ctx.reply = &m->writer;
+  m->ctx.shards = shards_.get();
+  m->ctx.spec = spec;
+  m->ctx.client_id = cl->id;
+  m->run = &RemoteCommand::RunOnShard;
+  cl->pending = true;
+  shards_->at(shard).worker->Post(m);
+  return Result::kPending;
+}
+
+void Server::FinishCommand(ClientState* cl) {
+  cl->pending = false;
+  Connection* c = cl->conn;
+  if (cl->closed) {
+    delete cl;
+  } else if (cl->close_after_reply) {
+    c->CloseAfterReply();
+  }
+  c->Resume();
+}
+
+}  // namespace lavik

@@ -1,0 +1,228 @@
+// INFO: Redis's sections and field names, filled from every worker's counters and shard.
+#include <malloc.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "runtime/shard_hop.h"
+#include "server/server.h"
+
+namespace lavik {
+namespace {
+
+struct ShardFigures {
+  uint64_t keys = 0;
+  uint64_t expires = 0;
+  StoreStats stats;
+};
+
+std::string Human(uint64_t bytes) {
+  const char* units[] = {"B", "K", "M", "G", "T"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) {
+    std::snprintf(buf, sizeof(buf), "%lluB", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2f%s", v, units[u]);
+  }
+  return buf;
+}
+
+uint64_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+uint64_t UsedMemory() {
+  struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
+bool Wanted(const std::vector<std::string>& sections, const char* name, bool is_default) {
+  if (sections.empty()) return is_default;
+  for (const std::string& s : sections) {
+    if (s == "all" || s == "everything" || (s == "default" && is_default) || s == name) return true;
+  }
+  return false;
+}
+
+void Field(std::string* out, const char* name, const std::string& value) {
+  out->append(name).append(":").append(value).append("\r\n");
+}
+void Field(std::string* out, const char* name, uint64_t value) {
+  Field(out, name, std::to_string(value));
+}
+
+}  // namespace
+
+Task Info(Context& ctx) {
+  std::vector<std::string> sections;
+  for (size_t i = 1; i < ctx.args.size(); ++i) {
+    std::string s(ctx.args[i]);
+    for (char& c : s) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+    sections.push_back(std::move(s));
+  }
+  Server* server = ctx.server;
+  const int n = server->worker_count();
+  std::vector<ShardFigures> figures(n);
+  for (int w = 0; w < n; ++w) {
+    co_await ShardHop(server->worker(w), [&, w]() {
+      Store& st = server->shards().at(w).store;
+      figures[w].keys = st.keys().size();
+      figures[w].expires = st.keys().expires();
+      figures[w].stats = st.stats();
+    });
+  }
+  ShardFigures total;
+  for (const ShardFigures& f : figures) {
+    total.keys += f.keys;
+    total.expires += f.expires;
+    total.stats.keyspace_hits += f.stats.keyspace_hits;
+    total.stats.keyspace_misses += f.stats.keyspace_misses;
+    total.stats.expired_keys += f.stats.expired_keys;
+    total.stats.dirty += f.stats.dirty;
+  }
+  uint64_t commands = 0, connections = 0, rejected = 0;
+  for (int w = 0; w < n; ++w) {
+    commands += server->stats(w).commands.Get();
+    connections += server->stats(w).connections_received.Get();
+    rejected += server->stats(w).rejected_connections.Get();
+  }
+
+  const int64_t now_ms = NowMs();
+  const int64_t uptime = (now_ms - server->start_time_ms()) / 1000;
+  std::string out;
+  if (Wanted(sections, "server", true)) {
+    utsname u;
+    uname(&u);
+    out += "# Server\r\n";
+    Field(&out, "redis_version", "7.0.15");
+    Field(&out, "lavik_version", LAVIK_VERSION);
+    Field(&out, "redis_git_sha1", "00000000");
+    Field(&out, "redis_git_dirty", 0);
+    Field(&out, "redis_mode", "standalone");
+    Field(&out, "os", std::string(u.sysname) + " " + u.release + " " + u.machine);
+    Field(&out, "arch_bits", 64);
+    Field(&out, "multiplexing_api", "io_uring");
+    Field(&out, "gcc_version",
+          std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+              std::to_string(__GNUC_PATCHLEVEL__));
+    Field(&out, "process_id", static_cast<uint64_t>(getpid()));
+    Field(&out, "process_supervised", "no");
+    Field(&out, "run_id", server->run_id());
+    Field(&out, "tcp_port", static_cast<uint64_t>(server->listening_port()));
+    Field(&out, "server_time_usec", static_cast<uint64_t>(NowUs()));
+    Field(&out, "uptime_in_seconds", static_cast<uint64_t>(uptime));
+    Field(&out, "uptime_in_days", static_cast<uint64_t>(uptime / 86400));
+    Field(&out, "hz", 10);
+    Field(&out, "configured_hz", 10);
+    Field(&out, "executable", "lavik");
+    Field(&out, "config_file", server->config().config_file);
+    Field(&out, "io_threads_active", 0);
+    Field(&out, "worker_threads", static_cast<uint64_t>(n));
+    out += "\r\n";
+  }
+  if (Wanted(sections, "clients", true)) {
+    out += "# Clients\r\n";
+    Field(&out, "connected_clients", static_cast<uint64_t>(server->connected_clients().load()));
+    Field(&out, "cluster_connections", 0);
+    Field(&out, "maxclients", static_cast<uint64_t>(server->maxclients()));
+    Field(&out, "client_recent_max_input_buffer", 0);
+    Field(&out, "client_recent_max_output_buffer", 0);
+    Field(&out, "blocked_clients", 0);
+    Field(&out, "tracking_clients", 0);
+    Field(&out, "clients_in_timeout_table", 0);
+    out += "\r\n";
+  }
+  if (Wanted(sections, "memory", true)) {
+    uint64_t used = UsedMemory();
+    uint64_t rss = RssBytes();
+    out += "# Memory\r\n";
+    Field(&out, "used_memory", used);
+    Field(&out, "used_memory_human", Human(used));
+    Field(&out, "used_memory_rss", rss);
+    Field(&out, "used_memory_rss_human", Human(rss));
+    Field(&out, "used_memory_peak", used);
+    Field(&out, "used_memory_peak_human", Human(used));
+    Field(&out, "maxmemory", 0);
+    Field(&out, "maxmemory_human", "0B");
+    Field(&out, "maxmemory_policy", "noeviction");
+    Field(&out, "mem_fragmentation_ratio",
+          used == 0 ? std::string("0.00") : std::to_string(static_cast<double>(rss) / used));
+    Field(&out, "mem_allocator", "libc");
+    out += "\r\n";
+  }
+  if (Wanted(sections, "persistence", true)) {
+    out += "# Persistence\r\n";
+    Field(&out, "loading", 0);
+    Field(&out, "async_loading", 0);
+    Field(&out, "rdb_changes_since_last_save", total.stats.dirty);
+    Field(&out, "rdb_bgsave_in_progress", 0);
+    Field(&out, "rdb_last_bgsave_status", "ok");
+    Field(&out, "aof_enabled", 0);
+    Field(&out, "aof_rewrite_in_progress", 0);
+    out += "\r\n";
+  }
+  if (Wanted(sections, "stats", true)) {
+    out += "# Stats\r\n";
+    Field(&out, "total_connections_received", connections);
+    Field(&out, "total_commands_processed", commands);
+    Field(&out, "rejected_connections", rejected);
+    Field(&out, "expired_keys", total.stats.expired_keys);
+    Field(&out, "evicted_keys", 0);
+    Field(&out, "keyspace_hits", total.stats.keyspace_hits);
+    Field(&out, "keyspace_misses", total.stats.keyspace_misses);
+    Field(&out, "pubsub_channels", 0);
+    Field(&out, "pubsub_patterns", 0);
+    out += "\r\n";
+  }
+  if (Wanted(sections, "replication", true)) {
+    out += "# Replication\r\n";
+    Field(&out, "role", "master");
+    Field(&out, "connected_slaves", 0);
+    Field(&out, "master_replid", server->run_id());
+    Field(&out, "master_repl_offset", 0);
+    out += "\r\n";
+  }
+  if (Wanted(sections, "cpu", true)) {
+    rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    char buf[64];
+    out += "# CPU\r\n";
+    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_stime.tv_sec),
+                  static_cast<long>(ru.ru_stime.tv_usec));
+    Field(&out, "used_cpu_sys", buf);
+    std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(ru.ru_utime.tv_sec),
+                  static_cast<long>(ru.ru_utime.tv_usec));
+    Field(&out, "used_cpu_user", buf);
+    out += "\r\n";
+  }
+  if (Wanted(sections, "keyspace", true)) {
+    out += "# Keyspace\r\n";
+    if (total.keys > 0) {
+      Field(&out, "db0",
+            "keys=" + std::to_string(total.keys) + ",expires=" + std::to_string(total.expires) +
+                ",avg_ttl=0");
+    }
+    out += "\r\n";
+  }
+  // Redis ends the text without the final blank line.
+  if (out.size() >= 2) out.resize(out.size() - 2);
+  ctx.reply->Verbatim(out);
+}
+
+}  // namespace lavik

@@ -1,0 +1,302 @@
+#include "server/server.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "base/clock.h"
+#include "server/client_state.h"
+#include "server/log.h"
+
+namespace lavik {
+namespace {
+
+constexpr int64_t kActiveExpireIntervalUs = 100 * 1000;
+constexpr int64_t kActiveExpireBudgetUs = 2500;  // 25 ms per second at most, as Redis's default
+constexpr int64_t kDrainTimeoutUs = 5 * 1000 * 1000;
+
+std::vector<int> AllowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int i = 0; i < CPU_SETSIZE; ++i) {
+      if (CPU_ISSET(i, &set)) cpus.push_back(i);
+    }
+  }
+  return cpus;
+}
+
+std::string RandomHex(size_t n) {
+  std::random_device rd;
+  static const char* kHex = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += kHex[rd() % 16];
+  return s;
+}
+
+LogSeverity SeverityOf(LogLevel l) {
+  switch (l) {
+    case LogLevel::kDebug:
+      return LogSeverity::kDebug;
+    case LogLevel::kVerbose:
+      return LogSeverity::kVerbose;
+    case LogLevel::kNotice:
+      return LogSeverity::kNotice;
+    case LogLevel::kWarning:
+      return LogSeverity::kWarning;
+  }
+  return LogSeverity::kNotice;
+}
+
+// The data file: created if missing (never truncated), locked so two servers cannot share it.
+// Values live in memory in this version; the file is the device of the storage engine.
+bool OpenDataFile(const std::string& path, int* fd_out, std::string* error) {
+  std::filesystem::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  if (ec) {
+    *error = "cannot create data directory '" + p.parent_path().string() + "': " + ec.message();
+    return false;
+  }
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = "cannot open data file '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    *error = "data file '" + path + "' is in use by another process";
+    close(fd);
+    return false;
+  }
+  *fd_out = fd;
+  return true;
+}
+
+}  // namespace
+
+Server::Server(Config config) : config_(std::move(config)) {
+  registry_.LoadFrom(config_);
+  password_ = config_.requirepass;
+  auth_required_ = !password_.empty();
+  maxclients_ = config_.maxclients;
+  registry_.OnChange("requirepass", [this](std::string_view v) {
+    std::lock_guard<std::mutex> lock(auth_mu_);
+    password_ = std::string(v);
+    auth_required_.store(!password_.empty(), std::memory_order_release);
+    return Status::Ok();
+  });
+  registry_.OnChange("maxclients", [this](std::string_view v) {
+    maxclients_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
+    return Status::Ok();
+  });
+  run_id_ = RandomHex(40);
+}
+
+Server::~Server() = default;
+
+Status Server::ConfigSet(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::lock_guard<std::mutex> lock(config_mu_);
+  return registry_.Set(params);
+}
+
+void Server::ConfigGet(std::span<const std::string_view> patterns,
+                       std::vector<std::pair<std::string, std::string>>* out) {
+  std::lock_guard<std::mutex> lock(config_mu_);
+  registry_.Get(patterns, out);
+}
+
+bool Server::CheckPassword(std::string_view user, std::string_view password) {
+  std::lock_guard<std::mutex> lock(auth_mu_);
+  if (user != "default") return false;
+  // No password configured: the default user is "nopass", any password is accepted.
+  return password_.empty() || password == password_;
+}
+
+void Server::RequestShutdown() { kill(getpid(), SIGTERM); }
+
+bool Server::InitWorker(int id, std::string*) {
+  Worker* w = workers_[id].get();
+  w->AddTurnHook(&Connection::FlushDirty);
+  w->AddTimer(kActiveExpireIntervalUs, [this, id]() {
+    Shard& shard = shards_->at(id);
+    if (shard.locked()) return;  // a multi-shard command is mid-way: do not change its keys
+    size_t n = shard.store.ActiveExpireCycle(NowMs(), kActiveExpireBudgetUs);
+    stats_[id]->expired_keys_active.Add(n);
+  });
+  if (id == 0) {
+    listener_.Start(w, [this](int fd) { Adopt(fd); });
+  }
+  return true;
+}
+
+void Server::Adopt(int fd) {
+  // Connections are dealt round-robin; each then lives on its worker for good.
+  int target = next_worker_;
+  next_worker_ = (next_worker_ + 1) % worker_count();
+  uint64_t id = next_client_id_.fetch_add(1);
+  RequestParser::Limits limits;
+  if (target == 0) {
+    Connection::Open(workers_[0].get(), fd, id, this, limits);
+    return;
+  }
+  struct AdoptItem : MailboxItem {
+    Server* server;
+    int fd;
+    uint64_t id;
+  };
+  auto* item = new AdoptItem();
+  item->server = this;
+  item->fd = fd;
+  item->id = id;
+  item->run = [](MailboxItem* m) {
+    auto* a = static_cast<AdoptItem*>(m);
+    Connection::Open(Worker::Current(), a->fd, a->id, a->server, RequestParser::Limits{});
+    delete a;
+  };
+  workers_[target]->Post(item);
+}
+
+void Server::OnOpen(Connection& c) {
+  auto* cl = new ClientState(&c);
+  c.user_data = cl;
+  c.set_auth_required(auth_required());
+  int w = c.worker()->id();
+  cl->next = client_lists_[w];
+  if (cl->next != nullptr) cl->next->prev = cl;
+  client_lists_[w] = cl;
+  stats_[w]->connections_received.Add();
+  int64_t now_connected = connected_clients_.fetch_add(1) + 1;
+  if (draining_[w] != 0) {
+    c.Abort();
+  } else if (now_connected > maxclients()) {
+    c.output()->append("-ERR max number of clients reached\r\n");
+    c.CloseAfterReply();
+    stats_[w]->rejected_connections.Add();
+  }
+}
+
+void Server::OnClose(Connection& c) {
+  auto* cl = static_cast<ClientState*>(c.user_data);
+  int w = c.worker()->id();
+  if (cl->prev != nullptr) {
+    cl->prev->next = cl->next;
+  } else {
+    client_lists_[w] = cl->next;
+  }
+  if (cl->next != nullptr) cl->next->prev = cl->prev;
+  connected_clients_.fetch_sub(1);
+  if (cl->pending) {
+    cl->closed = true;  // freed by FinishCommand
+  } else {
+    delete cl;
+  }
+}
+
+void Server::BeginDrain(int id) {
+  draining_[id] = 1;
+  if (id == 0) listener_.Stop();
+  // Requests already being handled finish and their replies go out; then the sockets close.
+  for (ClientState* cl = client_lists_[id]; cl != nullptr; cl = cl->next) {
+    cl->conn->CloseAfterReply();
+  }
+}
+
+bool Server::WorkerDone(int id) {
+  if (draining_[id] == 0) BeginDrain(id);
+  if (draining_[id] == 1 && client_lists_[id] == nullptr) {
+    draining_[id] = 2;
+    drained_workers_.fetch_add(1);
+  }
+  // Every worker keeps looping until all are drained: a draining client may still need a hop
+  // to another worker's shard.
+  return drained_workers_.load() == worker_count() || MonotonicUs() > drain_deadline_us_;
+}
+
+bool Server::StartWorkers(std::string* error) {
+  int n = config_.threads > 0 ? config_.threads : DefaultThreads();
+  std::vector<int> cpus = AllowedCpus();
+  std::vector<Worker*> raw;
+  for (int i = 0; i < n; ++i) {
+    int cpu = (config_.pin_workers && !cpus.empty()) ? cpus[i % cpus.size()] : -1;
+    workers_.push_back(std::make_unique<Worker>(i, cpu));
+    stats_.push_back(std::make_unique<WorkerStats>());
+    raw.push_back(workers_.back().get());
+  }
+  client_lists_.assign(n, nullptr);
+  draining_.assign(n, 0);
+  shards_ = std::make_unique<ShardSet>(raw);
+  for (int i = 0; i < n; ++i) {
+    workers_[i]->Start([this, i](std::string* err) { return InitWorker(i, err); },
+                       [this, i]() { return WorkerDone(i); });
+  }
+  bool ok = true;
+  for (int i = 0; i < n; ++i) {
+    std::string err;
+    if (!workers_[i]->WaitStarted(&err)) {
+      *error = "worker " + std::to_string(i) + ": " + err;
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+int Server::Run() {
+  std::string error;
+  if (!OpenLog(config_.log_dir, SeverityOf(config_.loglevel), &error)) {
+    std::fprintf(stderr, "lavik: %s\n", error.c_str());
+    return 1;
+  }
+  // Signals are taken synchronously by this thread (sigwait); workers inherit the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  LogNotice("Lavik " LAVIK_VERSION " starting, pid=" + std::to_string(getpid()));
+  int data_fd = -1;
+  if (!OpenDataFile(config_.data_file, &data_fd, &error)) {
+    LogWarning("Fatal: " + error);
+    return 1;
+  }
+  if (!listener_.Bind(config_.bind.substr(0, config_.bind.find(' ')), config_.port, &error)) {
+    LogWarning("Fatal: could not listen on " + error);
+    close(data_fd);
+    return 1;
+  }
+  start_ms_ = NowMs();
+  if (!StartWorkers(&error)) {
+    LogWarning("Fatal: " + error);
+    for (auto& w : workers_) w->RequestStop();
+    for (auto& w : workers_) w->Join();
+    close(data_fd);
+    return 1;
+  }
+  LogNotice("Serving on " + config_.bind + ":" + std::to_string(listener_.port()) + " with " +
+            std::to_string(workers_.size()) + " worker(s), data file " + config_.data_file);
+  LogNotice("Ready to accept connections tcp");
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  shutting_down_ = true;
+  LogNotice(std::string("Received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+            ", shutting down: finishing in-flight requests");
+  drain_deadline_us_ = MonotonicUs() + kDrainTimeoutUs;
+  for (auto& w : workers_) w->RequestStop();
+  for (auto& w : workers_) w->Join();
+  close(data_fd);
+  LogNotice("Lavik is now ready to exit, bye bye...");
+  return 0;
+}
+
+}  // namespace lavik

@@ -1,0 +1,136 @@
+// Server: owns the workers, their shards, the listener and the command table; turns requests
+// from connections into handler runs on the right worker; runs start-up and graceful shutdown.
+//
+// Request path (see doc/threading.md): Connection → Server::OnRequest (lookup, arity, auth) →
+// route by key: the owning shard's worker runs the handler (inline when that is the connection's
+// own worker and the shard is unlocked; otherwise the arguments are copied into a message posted
+// to that worker, whose reply comes back the same way) → reply in the connection's buffer.
+//
+// Thread safety: OnOpen/OnRequest/OnClose run on the connection's worker. The members marked
+// "any thread" are safe from every worker; the rest is set up before the workers start.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "commands/command.h"
+#include "commands/shards.h"
+#include "net/connection.h"
+#include "net/listener.h"
+#include "runtime/worker.h"
+#include "server/command_table.h"
+#include "server/config.h"
+#include "server/config_registry.h"
+
+namespace lavik {
+
+class ClientState;
+struct RemoteCommand;
+
+// A counter with one writer (its worker) and racy-but-atomic readers (INFO): a plain increment,
+// no locked instruction on the hot path.
+class StatCounter {
+ public:
+  void Add(uint64_t n = 1) {
+    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
+  void Reset() { v_.store(0, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> v_{0};
+};
+
+struct WorkerStats {
+  StatCounter commands;
+  StatCounter connections_received;
+  StatCounter rejected_connections;
+  StatCounter expired_keys_active;
+};
+
+class Server : public RequestHandler {
+ public:
+  explicit Server(Config config);
+  ~Server() override;
+
+  // Binds, starts the workers and serves until SIGINT/SIGTERM or SHUTDOWN. Returns the process
+  // exit code (0 after a clean shutdown, 1 if start-up failed).
+  int Run();
+
+  // RequestHandler (connection's worker).
+  void OnOpen(Connection& c) override;
+  Result OnRequest(Connection& c, std::span<const std::string_view> args) override;
+  void OnClose(Connection& c) override;
+
+  // --- For command handlers ---
+  const Config& config() const { return config_; }
+  const CommandTable& commands() const { return table_; }
+  ShardSet& shards() { return *shards_; }
+  Worker* worker(int id) { return workers_[id].get(); }
+  int worker_count() const { return static_cast<int>(workers_.size()); }
+  WorkerStats& stats(int worker_id) { return *stats_[worker_id]; }
+  ClientState* clients_of(int worker_id) { return client_lists_[worker_id]; }  // owner thread
+  int listening_port() const { return listener_.port(); }
+  int64_t start_time_ms() const { return start_ms_; }
+  const std::string& run_id() const { return run_id_; }
+  std::atomic<int64_t>& connected_clients() { return connected_clients_; }
+
+  // CONFIG GET/SET (any thread; serialized by a mutex).
+  Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
+  void ConfigGet(std::span<const std::string_view> patterns,
+                 std::vector<std::pair<std::string, std::string>>* out);
+  // AUTH check (any thread).
+  bool auth_required() const { return auth_required_.load(std::memory_order_acquire); }
+  bool CheckPassword(std::string_view user, std::string_view password);
+  int64_t maxclients() const { return maxclients_.load(std::memory_order_relaxed); }
+
+  // Any thread: begin a graceful shutdown (as SIGTERM does).
+  void RequestShutdown();
+
+ private:
+  friend struct RemoteCommand;
+  bool StartWorkers(std::string* error);
+  bool InitWorker(int id, std::string* error);
+  bool WorkerDone(int id);
+  void Adopt(int fd);
+  void BeginDrain(int id);
+  Result RunAtHome(ClientState* cl, const CommandSpec* spec,
+                   std::span<const std::string_view> args);
+  Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
+                   int shard);
+  void FinishCommand(ClientState* cl);
+  static void OnHomeDone(void* arg);
+  int RouteShard(const CommandSpec* spec, std::span<const std::string_view> args,
+                 bool* multi) const;
+
+  Config config_;
+  CommandTable table_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<WorkerStats>> stats_;
+  std::vector<ClientState*> client_lists_;
+  std::vector<int> draining_;  // per worker: 0 = serving, 1 = draining, 2 = no clients left
+  std::unique_ptr<ShardSet> shards_;
+  Listener listener_;
+  std::atomic<uint64_t> next_client_id_{1};
+  std::atomic<int64_t> connected_clients_{0};
+  std::atomic<int> drained_workers_{0};
+  std::atomic<bool> shutting_down_{false};
+  int64_t drain_deadline_us_ = 0;
+  int next_worker_ = 0;  // accept round-robin (worker 0 only)
+  int64_t start_ms_ = 0;
+  std::string run_id_;
+
+  std::mutex config_mu_;
+  ConfigRegistry registry_;
+  std::mutex auth_mu_;
+  std::string password_;
+  std::atomic<bool> auth_required_{false};
+  std::atomic<int64_t> maxclients_{10000};
+};
+
+}  // namespace lavik

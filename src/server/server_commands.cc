@@ -1,0 +1,323 @@
+// Server commands: INFO (info.cc), CONFIG, COMMAND, TIME, SHUTDOWN.
+#include <strings.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "protocol/errors.h"
+#include "runtime/shard_hop.h"
+#include "server/client_state.h"
+#include "server/command_table.h"
+#include "server/server.h"
+
+namespace lavik {
+
+Task Info(Context& ctx);  // info.cc
+
+namespace {
+
+bool Is(std::string_view s, const char* word) {
+  return s.size() == std::char_traits<char>::length(word) &&
+         strncasecmp(s.data(), word, s.size()) == 0;
+}
+
+Task ConfigGet(Context& ctx) {
+  std::vector<std::pair<std::string, std::string>> out;
+  ctx.server->ConfigGet(ctx.args.subspan(2), &out);
+  ctx.reply->Map(out.size());
+  for (const auto& [name, value] : out) {
+    ctx.reply->Bulk(name);
+    ctx.reply->Bulk(value);
+  }
+  co_return;
+}
+
+Task ConfigSet(Context& ctx) {
+  if (ctx.args.size() % 2 != 0) {
+    ctx.reply->Error(WrongArityError("config|set"));
+    co_return;
+  }
+  std::vector<std::pair<std::string, std::string>> params;
+  for (size_t i = 2; i + 1 < ctx.args.size(); i += 2) {
+    params.emplace_back(std::string(ctx.args[i]), std::string(ctx.args[i + 1]));
+  }
+  Status st = ctx.server->ConfigSet(params);
+  if (st.ok) {
+    ctx.reply->Ok();
+  } else {
+    ctx.reply->Error(st.error);
+  }
+}
+
+Task ConfigResetStat(Context& ctx) {
+  Server* server = ctx.server;
+  for (int w = 0; w < server->worker_count(); ++w) {
+    co_await ShardHop(server->worker(w), [server, w]() {
+      WorkerStats& s = server->stats(w);
+      s.commands.Reset();
+      s.connections_received.Reset();
+      s.rejected_connections.Reset();
+      s.expired_keys_active.Reset();
+      server->shards().at(w).store.stats() = StoreStats{};
+    });
+  }
+  ctx.reply->Ok();
+}
+
+Task ConfigHelp(Context& ctx) {
+  static const char* kLines[] = {
+      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET <pattern>",
+      "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>",
+      "    Set the configuration <directive> to <value>.",
+      "RESETSTAT",
+      "    Reset statistics reported by the INFO command.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply->Array(std::size(kLines));
+  for (const char* l : kLines) ctx.reply->Simple(l);
+  co_return;
+}
+
+Task Time(Context& ctx) {
+  int64_t us = NowUs();
+  ctx.reply->Array(2);
+  ctx.reply->BulkInt(us / 1000000);
+  ctx.reply->BulkInt(us % 1000000);
+  co_return;
+}
+
+Task Shutdown(Context& ctx) {
+  for (size_t i = 1; i < ctx.args.size(); ++i) {
+    std::string_view o = ctx.args[i];
+    if (Is(o, "abort")) {
+      ctx.reply->Error("ERR No shutdown in progress.");
+      co_return;
+    }
+    if (!Is(o, "nosave") && !Is(o, "save") && !Is(o, "now") && !Is(o, "force")) {
+      ctx.reply->Error(kErrSyntax);
+      co_return;
+    }
+  }
+  // As Redis: no reply; the connection closes when the server exits.
+  ctx.server->RequestShutdown();
+  ctx.client->close_after_reply = true;
+}
+
+// --- COMMAND ---
+
+struct FlagName {
+  uint32_t flag;
+  const char* name;
+};
+constexpr FlagName kFlagNames[] = {
+    {kCmdWrite, "write"},
+    {kCmdReadOnly, "readonly"},
+    {kCmdDenyOom, "denyoom"},
+    {kCmdAdmin, "admin"},
+    {kCmdPubSub, "pubsub"},
+    {kCmdNoScript, "noscript"},
+    {kCmdBlocking, "blocking"},
+    {kCmdLoading, "loading"},
+    {kCmdStale, "stale"},
+    {kCmdSkipMonitor, "skip_monitor"},
+    {kCmdFast, "fast"},
+    {kCmdNoAuth, "no_auth"},
+    {kCmdAllowBusy, "allow_busy"},
+    {kCmdNoMulti, "no_multi"},
+    {kCmdMovableKeys, "movablekeys"},
+};
+
+std::vector<std::string_view> Words(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(' ', i);
+    if (j == std::string_view::npos) j = s.size();
+    if (j > i) out.push_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+void ReplyCommandInfo(ReplyWriter& w, const CommandSpec& spec) {
+  w.Array(10);
+  w.Bulk(spec.name);
+  w.Integer(spec.arity);
+  size_t nflags = 0;
+  for (const FlagName& f : kFlagNames) nflags += (spec.flags & f.flag) ? 1 : 0;
+  w.Set(nflags);
+  for (const FlagName& f : kFlagNames) {
+    if (spec.flags & f.flag) w.Simple(f.name);
+  }
+  w.Integer(spec.first_key);
+  w.Integer(spec.last_key);
+  w.Integer(spec.key_step);
+  std::vector<std::string_view> cats = Words(spec.acl_categories);
+  w.Set(cats.size());
+  for (std::string_view c : cats) w.Simple(c);
+  w.Array(0);  // tips
+  w.Array(0);  // key specifications
+  w.Array(spec.subcommands.size());
+  for (const CommandSpec& sub : spec.subcommands) ReplyCommandInfo(w, sub);
+}
+
+void ReplyCommandDocs(ReplyWriter& w, const CommandSpec& spec) {
+  w.Map(spec.subcommands.empty() ? 3 : 4);
+  w.Bulk("summary");
+  w.Bulk(spec.summary);
+  w.Bulk("since");
+  w.Bulk(spec.since);
+  w.Bulk("group");
+  w.Bulk(spec.group);
+  if (!spec.subcommands.empty()) {
+    w.Bulk("subcommands");
+    w.Map(spec.subcommands.size());
+    for (const CommandSpec& sub : spec.subcommands) {
+      w.Bulk(sub.name);
+      ReplyCommandDocs(w, sub);
+    }
+  }
+}
+
+Task Command(Context& ctx) {
+  const auto& all = ctx.server->commands().all();
+  ctx.reply->Array(all.size());
+  for (const CommandSpec* s : all) ReplyCommandInfo(*ctx.reply, *s);
+  co_return;
+}
+
+Task CommandCount(Context& ctx) {
+  ctx.reply->Integer(static_cast<int64_t>(ctx.server->commands().all().size()));
+  co_return;
+}
+
+Task CommandList(Context& ctx) {
+  if (ctx.args.size() > 2) {
+    ctx.reply->Error(kErrSyntax);
+    co_return;
+  }
+  const auto& all = ctx.server->commands().all();
+  ctx.reply->Array(all.size());
+  for (const CommandSpec* s : all) ctx.reply->Bulk(s->name);
+}
+
+// Resolves "get" or "client|list" to a spec.
+const CommandSpec* Resolve(const CommandTable& table, std::string_view name) {
+  size_t bar = name.find('|');
+  if (bar == std::string_view::npos) return table.Find(name);
+  const CommandSpec* container = table.Find(name.substr(0, bar));
+  return container ? CommandTable::FindSubcommand(*container, name.substr(bar + 1)) : nullptr;
+}
+
+Task CommandInfo(Context& ctx) {
+  const CommandTable& table = ctx.server->commands();
+  if (ctx.args.size() == 2) {
+    co_await Command(ctx);
+    co_return;
+  }
+  ctx.reply->Array(ctx.args.size() - 2);
+  for (size_t i = 2; i < ctx.args.size(); ++i) {
+    const CommandSpec* s = Resolve(table, ctx.args[i]);
+    if (s == nullptr) {
+      ctx.reply->NullArray();
+    } else {
+      ReplyCommandInfo(*ctx.reply, *s);
+    }
+  }
+}
+
+Task CommandDocs(Context& ctx) {
+  const CommandTable& table = ctx.server->commands();
+  std::vector<const CommandSpec*> specs;
+  if (ctx.args.size() == 2) {
+    specs = table.all();
+  } else {
+    for (size_t i = 2; i < ctx.args.size(); ++i) {
+      if (const CommandSpec* s = Resolve(table, ctx.args[i])) specs.push_back(s);
+    }
+  }
+  ctx.reply->Map(specs.size());
+  for (const CommandSpec* s : specs) {
+    ctx.reply->Bulk(s->name);
+    ReplyCommandDocs(*ctx.reply, *s);
+  }
+  co_return;
+}
+
+Task CommandHelp(Context& ctx) {
+  static const char* kLines[] = {
+      "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "(no subcommand)",
+      "    Return details about all Redis commands.",
+      "COUNT",
+      "    Return the total number of commands in this Redis server.",
+      "LIST",
+      "    Return a list of all commands in this Redis server.",
+      "INFO [<command-name> ...]",
+      "    Return details about multiple Redis commands.",
+      "DOCS [<command-name> ...]",
+      "    Return documentation details about multiple Redis commands.",
+      "HELP",
+      "    Print this help.",
+  };
+  ctx.reply->Array(std::size(kLines));
+  for (const char* l : kLines) ctx.reply->Simple(l);
+  co_return;
+}
+
+constexpr uint32_t kSrv = kCmdHome;
+
+const CommandSpec kConfigSubcommands[] = {
+    {"config|get", -3, kSrv | kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0,
+     &ConfigGet, "@admin @slow @dangerous", "server",
+     "Returns the effective values of configuration parameters.", "2.0.0"},
+    {"config|set", -4, kSrv | kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0,
+     &ConfigSet, "@admin @slow @dangerous", "server", "Sets configuration parameters in-flight.",
+     "2.0.0"},
+    {"config|resetstat", 2, kSrv | kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0,
+     &ConfigResetStat, "@admin @slow @dangerous", "server", "Resets the server's statistics.",
+     "2.0.0"},
+    {"config|help", 2, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &ConfigHelp, "@slow", "server",
+     "Returns helpful text about the different subcommands.", "5.0.0"},
+};
+
+const CommandSpec kCommandSubcommands[] = {
+    {"command|count", 2, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &CommandCount,
+     "@slow @connection", "server", "Returns a count of commands.", "2.8.13"},
+    {"command|list", -2, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &CommandList, "@slow @connection",
+     "server", "Returns a list of command names.", "7.0.0"},
+    {"command|info", -2, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &CommandInfo, "@slow @connection",
+     "server", "Returns information about one, multiple or all commands.", "2.8.13"},
+    {"command|docs", -2, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &CommandDocs, "@slow @connection",
+     "server",
+     "Returns documentary information about one, multiple or all "
+     "commands.",
+     "7.0.0"},
+    {"command|help", 2, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &CommandHelp, "@slow @connection",
+     "server", "Returns helpful text about the different subcommands.", "5.0.0"},
+};
+
+const CommandSpec kServerCommands[] = {
+    {"info", -1, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &Info, "@slow @dangerous", "server",
+     "Returns information and statistics about the server.", "1.0.0"},
+    {"config", -2, kSrv, 0, 0, 0, nullptr, "@slow", "server",
+     "A container for server configuration commands.", "2.0.0", kConfigSubcommands},
+    {"command", -1, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &Command, "@slow @connection",
+     "server", "Returns detailed information about all commands.", "2.8.13", kCommandSubcommands},
+    {"time", 1, kSrv | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, &Time, "@fast", "server",
+     "Returns the server time.", "2.6.0"},
+    {"shutdown", -1, kSrv | kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdNoMulti, 0, 0,
+     0, &Shutdown, "@admin @slow @dangerous", "server",
+     "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> ServerCommands() { return kServerCommands; }
+
+}  // namespace lavik
