@@ -9,7 +9,7 @@
 namespace lavik {
 namespace {
 
-constexpr size_t kMinBuckets = 16;
+constexpr size_t kMinBuckets = 4;  // as Redis's initial table
 
 uint64_t ReverseBits(uint64_t v) {
   v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
@@ -147,19 +147,14 @@ void Keyspace::Resize(size_t new_buckets) {
   buckets_.swap(next);
 }
 
-uint64_t Keyspace::Scan(uint64_t cursor, size_t count,
-                        const std::function<void(Entry*)>& fn) const {
+uint64_t Keyspace::ScanBucket(uint64_t cursor, const std::function<void(Entry*)>& fn) const {
   const uint64_t mask = buckets_.size() - 1;
-  size_t visited = 0;
-  do {
-    for (Entry* e = buckets_[cursor & mask]; e != nullptr; e = e->next) fn(e);
-    // Increment the reversed cursor: the order stays valid when the table doubles or halves.
-    cursor |= ~mask;
-    cursor = ReverseBits(cursor);
-    ++cursor;
-    cursor = ReverseBits(cursor);
-  } while (cursor != 0 && ++visited < count);
-  return cursor;
+  for (Entry* e = buckets_[cursor & mask]; e != nullptr; e = e->next) fn(e);
+  // Increment the reversed cursor: the order stays valid when the table doubles or halves.
+  cursor |= ~mask;
+  cursor = ReverseBits(cursor);
+  ++cursor;
+  return ReverseBits(cursor);
 }
 
 Entry* Keyspace::Random(uint64_t rnd) const {

@@ -56,8 +56,8 @@ class Keyspace {
   size_t expires() const { return expiring_.size(); }
   size_t buckets() const { return buckets_.size(); }
 
-  // Calls fn on the entries of a few buckets (about `count`), returns the next cursor; 0 = done.
-  uint64_t Scan(uint64_t cursor, size_t count, const std::function<void(Entry*)>& fn) const;
+  // Calls fn on the entries of the bucket at `cursor`; returns the next cursor (0 = done).
+  uint64_t ScanBucket(uint64_t cursor, const std::function<void(Entry*)>& fn) const;
   // A random entry (uniform enough for RANDOMKEY), or nullptr if empty.
   Entry* Random(uint64_t rnd) const;
   // A random entry among those with an expiry, or nullptr.

@@ -71,9 +71,17 @@ size_t Store::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
 
 uint64_t Store::Scan(uint64_t cursor, size_t count, int64_t now_ms,
                      const std::function<void(Entry*)>& fn) const {
-  return keys_.Scan(cursor, count, [&](Entry* e) {
-    if (e->expire_ms == 0 || e->expire_ms > now_ms) fn(e);
-  });
+  if (keys_.size() == 0) return 0;
+  size_t emitted = 0;
+  size_t budget = count > SIZE_MAX / 10 ? SIZE_MAX : count * 10;
+  do {
+    cursor = keys_.ScanBucket(cursor, [&](Entry* e) {
+      if (e->expire_ms != 0 && e->expire_ms <= now_ms) return;
+      ++emitted;
+      fn(e);
+    });
+  } while (cursor != 0 && --budget > 0 && emitted < count);
+  return cursor;
 }
 
 }  // namespace lavik

@@ -63,7 +63,9 @@ class Store {
   // Reclaims expired keys for at most budget_us microseconds. Returns how many were deleted.
   size_t ActiveExpireCycle(int64_t now_ms, int64_t budget_us);
 
-  // Calls fn for live entries (expired ones are skipped, not deleted: SCAN must not write).
+  // SCAN step, as Redis: visits buckets until `count` live entries were passed to fn or 10 *
+  // count buckets were visited; returns the next cursor (0 = done). Expired entries are skipped,
+  // not deleted (SCAN must not write).
   uint64_t Scan(uint64_t cursor, size_t count, int64_t now_ms,
                 const std::function<void(Entry*)>& fn) const;
 
