@@ -54,6 +54,11 @@ bool OpenLog(const std::string& dir, LogSeverity min_level, std::string* error) 
   return true;
 }
 
+void SetLogLevel(LogSeverity min_level) {
+  std::lock_guard<std::mutex> lock(log_mu);
+  log_min = min_level;
+}
+
 void Log(LogSeverity level, std::string_view message) {
   if (level < log_min) return;
   timeval tv;

@@ -14,6 +14,7 @@ enum class LogSeverity { kDebug, kVerbose, kNotice, kWarning };
 // Opens <dir>/lavik.log (creating dir). Returns false + error text if it cannot.
 bool OpenLog(const std::string& dir, LogSeverity min_level, std::string* error);
 void Log(LogSeverity level, std::string_view message);
+void SetLogLevel(LogSeverity min_level);
 inline void LogNotice(std::string_view m) { Log(LogSeverity::kNotice, m); }
 inline void LogWarning(std::string_view m) { Log(LogSeverity::kWarning, m); }
 

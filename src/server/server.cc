@@ -98,6 +98,19 @@ Server::Server(Config config) : config_(std::move(config)) {
     maxclients_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
     return Status::Ok();
   });
+  registry_.OnChange("loglevel", [](std::string_view v) {
+    SetLogLevel(v == "debug"     ? LogSeverity::kDebug
+                : v == "verbose" ? LogSeverity::kVerbose
+                : v == "warning" ? LogSeverity::kWarning
+                                 : LogSeverity::kNotice);
+    return Status::Ok();
+  });
+  // The listener is bound once at start-up; say so rather than pretend to rebind.
+  for (const char* name : {"port", "bind"}) {
+    registry_.OnChange(name, [](std::string_view) {
+      return Status::Error("Lavik cannot change it at runtime; restart with the new value");
+    });
+  }
   run_id_ = RandomHex(40);
 }
 

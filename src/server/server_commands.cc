@@ -35,8 +35,8 @@ Task ConfigGet(Context& ctx) {
 }
 
 Task ConfigSet(Context& ctx) {
-  if (ctx.args.size() % 2 != 0) {
-    ctx.reply->Error(WrongArityError("config|set"));
+  if (ctx.args.size() % 2 != 0) {  // a name without a value (arity already checked)
+    ctx.reply->Error(kErrSyntax);
     co_return;
   }
   std::vector<std::pair<std::string, std::string>> params;
