@@ -18,6 +18,7 @@ namespace lavik {
 namespace {
 
 thread_local std::vector<Connection*> dirty_connections;
+thread_local size_t live_connections = 0;
 
 constexpr size_t kShrinkAbove = 1 << 20;
 
@@ -72,9 +73,15 @@ Connection::Connection(Worker* worker, int fd, uint64_t id, RequestHandler* hand
   recv_op_.conn = this;
   send_op_.complete = &Connection::OnSend;
   send_op_.conn = this;
+  ++live_connections;
 }
 
-Connection::~Connection() { std::free(in_); }
+Connection::~Connection() {
+  std::free(in_);
+  --live_connections;
+}
+
+size_t Connection::LiveOnThisThread() { return live_connections; }
 
 std::string* Connection::output() {
   MarkDirty();

@@ -76,6 +76,9 @@ class Connection {
 
   // For the worker's end-of-turn hook: sends the output of every connection that has some.
   static void FlushDirty();
+  // Connection objects alive on the calling thread, closed ones still waiting for their last
+  // completions included (shutdown waits for zero).
+  static size_t LiveOnThisThread();
 
  private:
   struct Op : IoOp {

@@ -30,7 +30,13 @@ struct RemoteCommand : MailboxItem {
 
 namespace {
 
-thread_local std::vector<RemoteCommand*> command_pool;
+// Freed with the thread, so a clean exit leaves nothing behind.
+struct CommandPool : std::vector<RemoteCommand*> {
+  ~CommandPool() {
+    for (RemoteCommand* m : *this) delete m;
+  }
+};
+thread_local CommandPool command_pool;
 
 RemoteCommand* AcquireCommand() {
   if (command_pool.empty()) return new RemoteCommand();

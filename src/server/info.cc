@@ -49,7 +49,9 @@ uint64_t RssBytes() {
 
 uint64_t UsedMemory() {
   struct mallinfo2 mi = mallinfo2();
-  return mi.uordblks + mi.hblkhd;
+  uint64_t used = mi.uordblks + mi.hblkhd;
+  // A replaced allocator (sanitizers, jemalloc preload) reports nothing here: fall back to RSS.
+  return used != 0 ? used : RssBytes();
 }
 
 bool Wanted(const std::vector<std::string>& sections, const char* name, bool is_default) {

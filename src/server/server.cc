@@ -85,6 +85,7 @@ bool OpenDataFile(const std::string& path, int* fd_out, std::string* error) {
 
 Server::Server(Config config) : config_(std::move(config)) {
   registry_.LoadFrom(config_);
+  registry_.SetInitial("databases", "1");  // one database (db 0), see doc/commands.md
   password_ = config_.requirepass;
   auth_required_ = !password_.empty();
   maxclients_ = config_.maxclients;
@@ -225,7 +226,7 @@ void Server::BeginDrain(int id) {
 
 bool Server::WorkerDone(int id) {
   if (draining_[id] == 0) BeginDrain(id);
-  if (draining_[id] == 1 && client_lists_[id] == nullptr) {
+  if (draining_[id] == 1 && client_lists_[id] == nullptr && Connection::LiveOnThisThread() == 0) {
     draining_[id] = 2;
     drained_workers_.fetch_add(1);
   }

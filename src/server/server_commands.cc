@@ -224,7 +224,7 @@ Task CommandInfo(Context& ctx) {
   for (size_t i = 2; i < ctx.args.size(); ++i) {
     const CommandSpec* s = Resolve(table, ctx.args[i]);
     if (s == nullptr) {
-      ctx.reply->NullArray();
+      ctx.reply->Null();
     } else {
       ReplyCommandInfo(*ctx.reply, *s);
     }

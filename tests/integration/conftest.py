@@ -427,8 +427,15 @@ def server_factory():
         return s
 
     yield factory
-    for s in servers.values():
+    # Every shared server must shut down cleanly after the whole suite: exit code 0 (under a
+    # sanitizer build this also catches leaks and errors reported at exit).
+    unclean = []
+    for threads, s in servers.items():
+        code = s.terminate()
+        if code != 0:
+            unclean.append(f"threads={threads}: exit code {code}\n{s.stderr_text()[-4000:]}")
         s.cleanup()
+    assert not unclean, "shared server(s) did not exit cleanly:\n" + "\n".join(unclean)
 
 
 @pytest.fixture(scope="session")
