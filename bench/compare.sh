@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # compare.sh: side-by-side redis-benchmark run of build/lavik against redis-server.
 #
-# Each server is started alone on a free loopback port, filled with every key of the key space
-# (so GETs hit), then measured with identical redis-benchmark settings: 1 KiB values, random keys
-# over a 1M key space, GET and SET, pipeline 1, 50 and 200 connections. Only one server runs at a
-# time, so the two never compete for CPU.
+# Both servers are started on free loopback ports and filled with every key of the key space (so
+# GETs hit), then measured with identical redis-benchmark settings: 1 KiB values, random keys over
+# a 1M key space, GET and SET, pipeline 1, 50 and 200 connections. Points are measured one server
+# at a time, interleaved (lavik then redis for one point, redis then lavik for the next), so a
+# change in the machine's background load hits both alike; the idle server uses ~0 CPU.
 #
 # On 2 cores the client saturates first (see /work/shared/ARCHITECTURE.md), so ops/s alone hardly
 # separates servers. Next to ops/s and p50/p99 the script therefore reports the server's CPU time
@@ -20,7 +21,7 @@
 #
 # Environment (defaults in brackets):
 #   LAVIK_BIN [build/lavik]      LAVIK_THREADS [1]       SERVER_CPUS [1]   CLIENT_CPUS [0]
-#   BENCH_REQUESTS [1000000]     BENCH_CLIENTS ["50 200"]  BENCH_TESTS ["set get"]
+#   BENCH_REQUESTS [600000]      BENCH_CLIENTS ["50 200"]  BENCH_TESTS ["set get"]
 #   BENCH_KEYSPACE [1000000]     BENCH_VALUE_SIZE [1024]   BENCH_SERVERS ["lavik redis"]
 #   RESULTS_DIR [bench/results]  KEEP_TMP [0: the temporary directory is deleted on exit]
 #
@@ -39,7 +40,7 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 LAVIK_THREADS=${LAVIK_THREADS:-1}
 SERVER_CPUS=${SERVER_CPUS:-1}
 CLIENT_CPUS=${CLIENT_CPUS:-0}
-BENCH_REQUESTS=${BENCH_REQUESTS:-1000000}
+BENCH_REQUESTS=${BENCH_REQUESTS:-600000}
 BENCH_CLIENTS=${BENCH_CLIENTS:-50 200}
 BENCH_TESTS=${BENCH_TESTS:-set get}
 BENCH_KEYSPACE=${BENCH_KEYSPACE:-1000000}
@@ -73,15 +74,26 @@ RAW_DIR=$RESULTS_DIR/compare-$STAMP/raw
 mkdir -p "$RAW_DIR"
 TMP=$(mktemp -d /tmp/lavik-compare.XXXXXX)
 
+# Started servers by name; the "current" server the functions below act on is SERVER_NAME,
+# SERVER_PID and PORT (see use_server).
+declare -A PIDS PORTS
 SERVER_PID=""
 SERVER_NAME=""
+PORT=""
 CLIENT_PID=""
 
-# Stops the running server (if any): SIGTERM, then SIGKILL after 10 s.
+use_server() {
+  SERVER_NAME=$1
+  SERVER_PID=${PIDS[$1]}
+  PORT=${PORTS[$1]}
+}
+
+# Stops server $1 if it runs: SIGTERM, then SIGKILL after 10 s.
 stop_server() {
-  [[ -n $SERVER_PID ]] || return 0
-  local pid=$SERVER_PID
-  SERVER_PID=""
+  local name=$1
+  [[ -n ${PIDS[$name]:-} ]] || return 0
+  local pid=${PIDS[$name]}
+  unset "PIDS[$name]"
   if kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null || true
     local i
@@ -90,7 +102,7 @@ stop_server() {
       sleep 0.1
     done
     if kill -0 "$pid" 2>/dev/null; then
-      log "$SERVER_NAME (pid $pid) ignored SIGTERM for 10 s; sending SIGKILL"
+      log "$name (pid $pid) ignored SIGTERM for 10 s; sending SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true
     fi
   fi
@@ -104,7 +116,14 @@ cleanup() {
     kill -TERM "$CLIENT_PID" 2>/dev/null || true
     wait "$CLIENT_PID" 2>/dev/null || true
   fi
-  stop_server
+  local name
+  for name in "${!PIDS[@]}"; do
+    stop_server "$name"
+  done
+  # lavik's own log (stdout/stderr of both servers are already in RAW_DIR).
+  if [[ -f $TMP/logs/lavik.log ]]; then
+    cp "$TMP/logs/lavik.log" "$RAW_DIR/lavik.log" || true
+  fi
   if [[ $KEEP_TMP == 1 ]]; then
     log "temporary files kept in $TMP"
   else
@@ -153,6 +172,7 @@ wait_ready() {
 start_server() {
   SERVER_NAME=$1
   PORT=$(free_port)
+  [[ -z ${PIDS[$SERVER_NAME]:-} ]] || die "$SERVER_NAME listed twice in BENCH_SERVERS"
   local -a cmd
   case $SERVER_NAME in
     lavik)
@@ -177,6 +197,8 @@ start_server() {
   # taskset execs the server, so $! is the server's own pid.
   taskset -c "$SERVER_CPUS" "${cmd[@]}" >"$RAW_DIR/$SERVER_NAME-server.log" 2>&1 &
   SERVER_PID=$!
+  PIDS[$SERVER_NAME]=$SERVER_PID
+  PORTS[$SERVER_NAME]=$PORT
   log "$SERVER_NAME pid $SERVER_PID"
   wait_ready
 }
@@ -313,22 +335,39 @@ if [[ -n $OVERLAP ]]; then
   PINNING+="; WARNING: server and client share CPU(s) $OVERLAP"
 fi
 log "$PINNING"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 log "raw output in $RAW_DIR"
 
-for server in $BENCH_SERVERS; do
+read -r -a SERVERS <<<"$BENCH_SERVERS"
+((${#SERVERS[@]} > 0)) || die "BENCH_SERVERS is empty"
+for server in "${SERVERS[@]}"; do
   start_server "$server"
   fill
   check_server fill
-  for clients in $BENCH_CLIENTS; do
-    for test in $BENCH_TESTS; do
+done
+point=0
+for clients in $BENCH_CLIENTS; do
+  for test in $BENCH_TESTS; do
+    # Alternate which server goes first, so neither always runs right after the other.
+    order=("${SERVERS[@]}")
+    if ((point % 2 == 1)); then
+      order=()
+      for ((i = ${#SERVERS[@]} - 1; i >= 0; i--)); do
+        order+=("${SERVERS[i]}")
+      done
+    fi
+    for server in "${order[@]}"; do
+      use_server "$server"
       run_point "$test" "$clients"
     done
+    point=$((point + 1))
   done
-  stop_server
-  if [[ $server == lavik && -f $TMP/logs/lavik.log ]]; then
-    cp "$TMP/logs/lavik.log" "$RAW_DIR/lavik.log"
-  fi
 done
+for server in "${SERVERS[@]}"; do
+  stop_server "$server"
+done
+
+LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- Report ----------------------------------------------------------------------------------
 
@@ -357,6 +396,7 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   echo "lavik: $LAVIK_VERSION (git $GIT_REV); redis: $REDIS_VERSION; $BENCH_VERSION"
   echo "pinning: $PINNING"
   echo "settings: $SETTINGS"
+  echo "load average (other users of the machine skew ops/s): $LOAD_START at start, $LOAD_END at end"
   echo
   printf '%-5s %5s %11s %11s %6s %8s %8s %8s %8s %9s %9s %9s\n' \
     test conns "lavik op/s" "redis op/s" ratio "l p50" "l p99" "r p50" "r p99" "l us/req" \
@@ -380,7 +420,8 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   echo "- machine: $(nproc) CPUs, $(uname -r)"
   echo "- pinning: $PINNING"
   echo "- settings: \`$SETTINGS\`"
-  echo "- servers measured one at a time; CPU = utime+stime of the server process (all threads)"
+  echo "- load average: $LOAD_START at start, $LOAD_END at end (other users of the machine skew ops/s)"
+  echo "- servers measured one at a time (interleaved per point); CPU = utime+stime of the server process (all threads)"
   echo "  from /proc/PID/stat over each point, divided by requests (CLK_TCK $CLK_TCK)"
   echo
   line="|"

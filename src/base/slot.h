@@ -26,4 +26,7 @@ std::string_view HashTagOf(std::string_view key);
 // Slot in [0, kNumSlots) that owns `key`; keys sharing a hash tag share a slot.
 uint16_t KeyHashSlot(std::string_view key);
 
+// Slots are split into `shards` contiguous ranges; the shard owning `slot`.
+inline int SlotShard(uint16_t slot, int shards) { return slot * shards / kNumSlots; }
+
 }  // namespace lavik

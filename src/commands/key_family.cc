@@ -11,6 +11,7 @@
 #include "commands/families.h"
 #include "commands/multi_shard.h"
 #include "protocol/errors.h"
+#include "runtime/shard_hop.h"
 #include "storage/store.h"
 
 namespace lavik {
@@ -27,38 +28,86 @@ auto OnShard(Context& ctx, int id, Fn fn) {
   return ShardHop(s->worker, [s, fn = std::move(fn)]() mutable { fn(s->store); });
 }
 
-// DEL / UNLINK / EXISTS / TOUCH: a count over keys that may span shards.
-enum class CountOp { kDelete, kExists };
+// fn(Store&) returns a Task that runs on shard `id`'s worker.
+template <typename Fn>
+auto RunOnShard(Context& ctx, int id, Fn fn) {
+  Shard* s = &ctx.shards->at(id);
+  return ShardCall(s->worker, [s, fn = std::move(fn)]() mutable { return fn(s->store); });
+}
 
-Task CountKeys(Context& ctx, CountOp op) {
+bool WriteOkOrReply(Context& ctx, const WriteResult& w) {
+  if (w.ok()) return true;
+  ctx.reply->Error(w.error);
+  return false;
+}
+
+// DEL / UNLINK: deletes keys that may span shards, under their shards' locks.
+Task Del(Context& ctx) {
   KeyPlan plan(ctx, ctx.args.subspan(1));
   int64_t count = 0;
+  std::string error;
   co_await plan.Lock();
   for (int s : plan.shards()) {
-    co_await plan.On(s, [&](Store& st) {
-      for (size_t i = 0; i < plan.keys().size(); ++i) {
+    co_await plan.Run(s, [&, s](Store& st) -> Task {
+      for (size_t i = 0; i < plan.keys().size() && error.empty(); ++i) {
         if (plan.shard_of(i) != s) continue;
-        Entry* e = st.Lookup(plan.keys()[i], ctx.now_ms);
-        if (e == nullptr) continue;
-        ++count;
-        if (op == CountOp::kDelete) {
-          st.Delete(e);
-          st.NoteWrite();
-        }
+        bool existed = false;
+        WriteResult w = co_await st.Delete(plan.keys()[i], ctx.now_ms, &existed);
+        if (!w.ok()) error = w.error;
+        if (existed) ++count;
       }
     });
   }
   co_await plan.Unlock();
+  if (!error.empty()) {
+    ctx.reply->Error(error);
+  } else {
+    ctx.reply->Integer(count);
+  }
+}
+
+// EXISTS / TOUCH: index lookups only.
+Task Exists(Context& ctx) {
+  KeyPlan plan(ctx, ctx.args.subspan(1));
+  int64_t count = 0;
+  for (int s : plan.shards()) {
+    co_await plan.On(s, [&](Store& st) {
+      for (size_t i = 0; i < plan.keys().size(); ++i) {
+        if (plan.shard_of(i) == s && st.Lookup(plan.keys()[i], ctx.now_ms).exists) ++count;
+      }
+    });
+  }
   ctx.reply->Integer(count);
 }
 
-Task Del(Context& ctx) { co_await CountKeys(ctx, CountOp::kDelete); }
-Task Exists(Context& ctx) { co_await CountKeys(ctx, CountOp::kExists); }
-
 Task Type(Context& ctx) {
-  Entry* e = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
-  ctx.reply->Simple(e == nullptr ? "none" : TypeName(e->type));
+  KeyInfo info = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+  ctx.reply->Simple(info.exists ? TypeName(info.type) : "none");
   co_return;
+}
+
+// Gives a key a new TTL (0 = none) by rewriting its record (the value is read first). Deletes it
+// if the new expiry is already past. *applied is false if the key changed meanwhile (retry).
+TaskOf<bool> RewriteExpireOrReply(Context& ctx, const KeyInfo& info, int64_t expire_ms,
+                                  bool* applied) {
+  Store& st = *ctx.store;
+  WriteResult w;
+  if (expire_ms != 0 && expire_ms <= ctx.now_ms) {
+    w = co_await st.DeleteIf(ctx.args[1], info.loc, applied);
+  } else {
+    ReadResult r = co_await st.ReadValue(ctx.args[1], info);
+    if (r.status == ReadResult::Status::kError) {
+      ctx.reply->Error(r.error);
+      co_return false;
+    }
+    if (!r.ok()) {
+      *applied = false;
+      co_return true;
+    }
+    std::string value(r.value);
+    w = co_await st.WriteIf(ctx.args[1], info.loc, info.type, value, expire_ms, applied);
+  }
+  co_return WriteOkOrReply(ctx, w);
 }
 
 enum ExpireFlag : uint32_t { kExpNx = 1, kExpXx = 2, kExpGt = 4, kExpLt = 8 };
@@ -106,26 +155,28 @@ Task ExpireGeneric(Context& ctx, int64_t basetime, bool seconds) {
     co_return;
   }
   when += basetime;
-  Store& st = *ctx.store;
-  Entry* e = st.Lookup(ctx.args[1], ctx.now_ms);
-  if (e == nullptr) {
-    ctx.reply->Integer(0);
+  while (true) {
+    KeyInfo info = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+    if (!info.exists) {
+      ctx.reply->Integer(0);
+      co_return;
+    }
+    const int64_t cur = info.expire_ms == 0 ? -1 : info.expire_ms;
+    if (((flags & kExpNx) && cur != -1) || ((flags & kExpXx) && cur == -1) ||
+        ((flags & kExpGt) && (cur == -1 || when <= cur)) ||
+        ((flags & kExpLt) && cur != -1 && when >= cur)) {
+      ctx.reply->Integer(0);
+      co_return;
+    }
+    // A non-positive absolute time still deletes (Redis treats it as already expired).
+    bool applied = false;
+    if (!co_await RewriteExpireOrReply(ctx, info, when <= ctx.now_ms ? 1 : when, &applied)) {
+      co_return;
+    }
+    if (!applied) continue;
+    ctx.reply->Integer(1);
     co_return;
   }
-  const int64_t cur = e->expire_ms == 0 ? -1 : e->expire_ms;
-  if (((flags & kExpNx) && cur != -1) || ((flags & kExpXx) && cur == -1) ||
-      ((flags & kExpGt) && (cur == -1 || when <= cur)) ||
-      ((flags & kExpLt) && cur != -1 && when >= cur)) {
-    ctx.reply->Integer(0);
-    co_return;
-  }
-  if (when <= ctx.now_ms) {
-    st.Delete(e);
-  } else {
-    st.SetExpire(e, when);
-  }
-  st.NoteWrite();
-  ctx.reply->Integer(1);
 }
 
 Task Expire(Context& ctx) { co_await ExpireGeneric(ctx, ctx.now_ms, true); }
@@ -135,16 +186,16 @@ Task PExpireAt(Context& ctx) { co_await ExpireGeneric(ctx, 0, false); }
 
 // TTL / PTTL / EXPIRETIME / PEXPIRETIME.
 Task TtlGeneric(Context& ctx, bool ms, bool absolute) {
-  Entry* e = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
-  if (e == nullptr) {
+  KeyInfo info = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+  if (!info.exists) {
     ctx.reply->Integer(-2);
     co_return;
   }
-  if (e->expire_ms == 0) {
+  if (info.expire_ms == 0) {
     ctx.reply->Integer(-1);
     co_return;
   }
-  int64_t t = absolute ? e->expire_ms : e->expire_ms - ctx.now_ms;
+  int64_t t = absolute ? info.expire_ms : info.expire_ms - ctx.now_ms;
   if (t < 0) t = 0;
   ctx.reply->Integer(ms ? t : (t + 500) / 1000);
 }
@@ -155,78 +206,71 @@ Task ExpireTime(Context& ctx) { co_await TtlGeneric(ctx, false, true); }
 Task PExpireTime(Context& ctx) { co_await TtlGeneric(ctx, true, true); }
 
 Task Persist(Context& ctx) {
-  Entry* e = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
-  if (e == nullptr || e->expire_ms == 0) {
-    ctx.reply->Integer(0);
+  while (true) {
+    KeyInfo info = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+    if (!info.exists || info.expire_ms == 0) {
+      ctx.reply->Integer(0);
+      co_return;
+    }
+    bool applied = false;
+    if (!co_await RewriteExpireOrReply(ctx, info, 0, &applied)) co_return;
+    if (!applied) continue;
+    ctx.reply->Integer(1);
     co_return;
   }
-  ctx.store->SetExpire(e, 0);
-  ctx.store->NoteWrite();
-  ctx.reply->Integer(1);
 }
 
-// RENAME / RENAMENX. Across shards the value moves from one worker to the other under both
-// shards' locks.
+// RENAME / RENAMENX: under both shards' locks, the value is read on the source's worker,
+// written under the new name on the destination's, and the source deleted.
 Task RenameGeneric(Context& ctx, bool nx) {
   std::string_view src = ctx.args[1];
   std::string_view dst = ctx.args[2];
   KeyPlan plan(ctx, ctx.args.subspan(1, 2));
   const int ss = plan.shard_of(0);
   const int ds = plan.shard_of(1);
-  bool src_found = false;
+  KeyInfo src_info;
+  std::string value;
+  std::string error;
   bool dst_found = false;
   co_await plan.Lock();
-  co_await plan.On(ss, [&](Store& st) { src_found = st.Lookup(src, ctx.now_ms) != nullptr; });
-  if (!src_found) {
-    co_await plan.Unlock();
-    ctx.reply->Error(kErrNoSuchKey);
-    co_return;
+  co_await plan.Run(ss, [&](Store& st) -> Task {
+    src_info = st.Lookup(src, ctx.now_ms);
+    if (!src_info.exists || src == dst) co_return;
+    ReadResult r = co_await st.ReadValue(src, src_info);
+    if (r.ok()) {
+      value.assign(r.value.data(), r.value.size());
+    } else {
+      error = r.status == ReadResult::Status::kError ? r.error : std::string(kErrNoSuchKey);
+    }
+  });
+  if (error.empty() && src_info.exists && src != dst) {
+    co_await plan.On(ds, [&](Store& st) { dst_found = st.Lookup(dst, ctx.now_ms).exists; });
+    if (!(dst_found && nx)) {
+      co_await plan.Run(ds, [&](Store& st) -> Task {
+        WriteResult w = co_await st.Write(dst, src_info.type, value, src_info.expire_ms);
+        if (!w.ok()) error = w.error;
+      });
+      if (error.empty()) {
+        co_await plan.Run(ss, [&](Store& st) -> Task {
+          bool applied;
+          WriteResult w = co_await st.DeleteIf(src, src_info.loc, &applied);
+          if (!w.ok()) error = w.error;
+        });
+      }
+    }
   }
-  if (src == dst) {
-    co_await plan.Unlock();
+  co_await plan.Unlock();
+  if (!error.empty()) {
+    ctx.reply->Error(error);
+  } else if (!src_info.exists) {
+    ctx.reply->Error(kErrNoSuchKey);
+  } else if (src == dst || (dst_found && nx)) {
     if (nx) {
       ctx.reply->Integer(0);
     } else {
       ctx.reply->Ok();
     }
-    co_return;
-  }
-  co_await plan.On(ds, [&](Store& st) { dst_found = st.Lookup(dst, ctx.now_ms) != nullptr; });
-  if (dst_found && nx) {
-    co_await plan.Unlock();
-    ctx.reply->Integer(0);
-    co_return;
-  }
-  if (ss == ds) {
-    co_await plan.On(ss, [&](Store& st) {
-      if (Entry* d = st.Lookup(dst, ctx.now_ms)) st.Delete(d);
-      st.Rename(st.Lookup(src, ctx.now_ms), dst);
-      st.NoteWrite();
-    });
-  } else {
-    ValueType type = ValueType::kString;
-    std::string value;
-    int64_t expire = 0;
-    co_await plan.On(ss, [&](Store& st) {
-      Entry* e = st.Lookup(src, ctx.now_ms);
-      type = e->type;
-      value = std::move(e->value);
-      expire = e->expire_ms;
-      st.Delete(e);
-      st.NoteWrite();
-    });
-    co_await plan.On(ds, [&](Store& st) {
-      if (Entry* d = st.Lookup(dst, ctx.now_ms)) st.Delete(d);
-      bool created;
-      Entry* e = st.LookupOrCreate(dst, ctx.now_ms, &created);
-      e->type = type;
-      e->value = std::move(value);
-      st.SetExpire(e, expire);
-      st.NoteWrite();
-    });
-  }
-  co_await plan.Unlock();
-  if (nx) {
+  } else if (nx) {
     ctx.reply->Integer(1);
   } else {
     ctx.reply->Ok();
@@ -238,22 +282,51 @@ Task RenameNx(Context& ctx) { co_await RenameGeneric(ctx, true); }
 
 bool MatchAll(std::string_view pattern) { return pattern == "*"; }
 
+// Reads the keys of index entries (keys live in the records on the device) and passes the live
+// ones to `keep`. The first read error is kept in *error.
+TaskOf<bool> KeysOf(Store& st, std::vector<std::pair<uint64_t, uint64_t>> entries, int64_t now,
+                    const std::function<void(std::string_view key, uint64_t loc)>& keep,
+                    std::string* error) {
+  for (const auto& [fp, l] : entries) {
+    if (st.ExpiredFp(fp, now)) continue;
+    ReadResult r = co_await st.ReadAt(fp, l);
+    if (r.ok()) {
+      keep(r.key, l);
+    } else if (r.status == ReadResult::Status::kError && error->empty()) {
+      *error = r.error;
+    }
+  }
+  co_return true;
+}
+
 Task Keys(Context& ctx) {
   std::string_view pattern = ctx.args[1];
   std::vector<std::string> keys;
+  std::string error;
   for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [&](Store& st) {
-      st.Scan(0, SIZE_MAX, ctx.now_ms, [&](Entry* e) {
-        if (MatchAll(pattern) || GlobMatch(pattern, e->key())) keys.emplace_back(e->key());
-      });
+    co_await RunOnShard(ctx, s, [&](Store& st) -> Task {
+      std::vector<std::pair<uint64_t, uint64_t>> entries;
+      st.ForEachEntry([&](uint64_t fp, uint64_t l) { entries.emplace_back(fp, l); });
+      co_await KeysOf(
+          st, std::move(entries), ctx.now_ms,
+          [&](std::string_view key, uint64_t) {
+            if (MatchAll(pattern) || GlobMatch(pattern, key)) keys.emplace_back(key);
+          },
+          &error);
     });
+  }
+  if (!error.empty()) {
+    ctx.reply->Error(error);
+    co_return;
   }
   ctx.reply->Array(keys.size());
   for (const std::string& k : keys) ctx.reply->Bulk(k);
 }
 
-// SCAN cursor: the low 8 bits name the shard, the rest is that shard's reverse-binary cursor.
-constexpr int kShardBits = 8;
+// SCAN cursor: the low 8 bits name the shard, the rest is that shard's index cursor (a
+// fingerprint position) rounded down to a multiple of 256 — which can only repeat a few keys,
+// never skip one.
+constexpr uint64_t kShardMask = 0xFF;
 
 Task Scan(Context& ctx) {
   uint64_t cursor;
@@ -289,21 +362,29 @@ Task Scan(Context& ctx) {
       co_return;
     }
   }
-  int shard = static_cast<int>(cursor & ((1u << kShardBits) - 1));
-  uint64_t inner = cursor >> kShardBits;
+  int shard = static_cast<int>(cursor & kShardMask);
+  uint64_t inner = cursor & ~kShardMask;
   std::vector<std::string> keys;
+  std::string error;
   uint64_t next = 0;
   // Walk shard after shard until COUNT is met, so a small keyspace ends in one call as in Redis.
   while (shard < ctx.shards->size()) {
-    co_await OnShard(ctx, shard, [&](Store& st) {
-      inner = st.Scan(inner, static_cast<size_t>(count), ctx.now_ms, [&](Entry* e) {
-        if (use_pattern && !GlobMatch(pattern, e->key())) return;
-        if (use_type && !Is(type, std::string(TypeName(e->type)).c_str())) return;
-        keys.emplace_back(e->key());
+    co_await RunOnShard(ctx, shard, [&](Store& st) -> Task {
+      std::vector<std::pair<uint64_t, uint64_t>> entries;
+      inner = st.ScanIndex(inner, static_cast<size_t>(count), [&](uint64_t fp, uint64_t l) {
+        if (!use_type || Is(type, std::string(TypeName(loc::Type(l))).c_str())) {
+          entries.emplace_back(fp, l);
+        }
       });
+      co_await KeysOf(
+          st, std::move(entries), ctx.now_ms,
+          [&](std::string_view key, uint64_t) {
+            if (!use_pattern || GlobMatch(pattern, key)) keys.emplace_back(key);
+          },
+          &error);
     });
     if (inner != 0) {
-      next = (inner << kShardBits) | static_cast<uint64_t>(shard);
+      next = (inner & ~kShardMask) | static_cast<uint64_t>(shard);
       break;
     }
     ++shard;
@@ -312,8 +393,12 @@ Task Scan(Context& ctx) {
       break;
     }
   }
+  if (!error.empty()) {
+    ctx.reply->Error(error);
+    co_return;
+  }
   ctx.reply->Array(2);
-  ctx.reply->BulkInt(static_cast<int64_t>(next));
+  ctx.reply->Bulk(std::to_string(next));  // unsigned: cursors use all 64 bits
   ctx.reply->Array(keys.size());
   for (const std::string& k : keys) ctx.reply->Bulk(k);
 }
@@ -322,24 +407,23 @@ Task RandomKey(Context& ctx) {
   std::vector<size_t> sizes(ctx.shards->size());
   size_t total = 0;
   for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [&](Store& st) { sizes[s] = st.keys().size(); });
+    co_await OnShard(ctx, s, [&](Store& st) { sizes[s] = st.size(); });
     total += sizes[s];
   }
   std::string key;
   bool found = false;
   uint64_t rnd = static_cast<uint64_t>(ctx.now_ms) * 0x9E3779B97F4A7C15ULL ^ ctx.client_id;
-  // A few tries: a sampled key may turn out to be expired (it is then deleted, like Redis).
   for (int attempt = 0; attempt < 100 && total > 0 && !found; ++attempt) {
     rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
     size_t pick = (rnd >> 17) % total;
     int s = 0;
     while (pick >= sizes[s]) pick -= sizes[s++];
-    co_await OnShard(ctx, s, [&](Store& st) {
-      Entry* e = st.keys().Random(rnd);
-      if (e == nullptr) return;
-      std::string k(e->key());
-      if (st.Lookup(k, ctx.now_ms) != nullptr) {
-        key = std::move(k);
+    co_await RunOnShard(ctx, s, [&](Store& st) -> Task {
+      uint64_t fp, l;
+      if (!st.RandomEntry(rnd, &fp, &l) || st.ExpiredFp(fp, ctx.now_ms)) co_return;
+      ReadResult r = co_await st.ReadAt(fp, l);
+      if (r.ok()) {
+        key.assign(r.key.data(), r.key.size());
         found = true;
       }
     });
@@ -354,24 +438,39 @@ Task RandomKey(Context& ctx) {
 Task DbSize(Context& ctx) {
   int64_t total = 0;
   for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [&](Store& st) { total += static_cast<int64_t>(st.keys().size()); });
+    co_await OnShard(ctx, s, [&](Store& st) { total += static_cast<int64_t>(st.size()); });
   }
   ctx.reply->Integer(total);
 }
 
+// FLUSHDB / FLUSHALL: every shard drops its keys and closes its segment; then the superblock's
+// flush_seq makes every older segment dead for recovery, and the segments are freed.
 Task Flush(Context& ctx) {
   if (ctx.args.size() > 2 ||
       (ctx.args.size() == 2 && !Is(ctx.args[1], "async") && !Is(ctx.args[1], "sync"))) {
     ctx.reply->Error(kErrSyntax);
     co_return;
   }
+  std::string error;
+  const uint64_t flush_seq = ctx.shards->at(0).store.BeginFlush();
   for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [](Store& st) {
-      st.Flush();
-      st.NoteWrite();
+    co_await RunOnShard(ctx, s, [&](Store& st) -> Task {
+      bool ok = false;
+      co_await st.PrepareFlush(&ok);
+      if (!ok && error.empty()) error = "ERR FLUSHALL failed: " + st.log().error();
     });
   }
-  ctx.reply->Ok();
+  if (error.empty() && !ctx.shards->at(0).store.CommitFlush(flush_seq, &error)) {
+    error = "ERR FLUSHALL failed: " + error;
+  }
+  for (int s = 0; s < ctx.shards->size(); ++s) {
+    co_await OnShard(ctx, s, [&](Store& st) { st.ReleaseFlushed(flush_seq); });
+  }
+  if (!error.empty()) {
+    ctx.reply->Error(error);
+  } else {
+    ctx.reply->Ok();
+  }
 }
 
 constexpr uint32_t kW = kCmdWrite;

@@ -23,8 +23,8 @@ void KeyPlan::Build() {
 }
 
 Task KeyPlan::Lock() {
-  // One shard needs no lock: the handler's steps on it run back to back on its worker.
-  if (single_shard()) co_return;
+  // Even one shard is locked: a step may wait for the device, and no other command may touch
+  // these keys meanwhile. (Taking an unlocked local shard's lock is a field write.)
   for (int id : shard_ids_) co_await ShardLockAwaiter(&ctx_.shards->at(id), this);
   locked_ = true;
 }

@@ -6,8 +6,7 @@
 //   co_await plan.Unlock();
 //
 // When every key is on the worker the handler runs on (always true with --threads 1, and the
-// dispatcher routes single-shard commands to their shard), all of this runs inline: no hop, no
-// lock.
+// dispatcher routes single-shard commands to their shard), all of this runs inline: no hop.
 #pragma once
 
 #include <coroutine>
@@ -73,10 +72,17 @@ class KeyPlan {
   Task Lock();
   Task Unlock();
 
+  // fn(Store&) runs on the shard's worker and must not suspend.
   template <typename Fn>
   auto On(int shard_id, Fn fn) {
     Shard* s = &ctx_.shards->at(shard_id);
     return ShardHop(s->worker, [s, fn = std::move(fn)]() mutable { fn(s->store); });
+  }
+  // fn(Store&) returns a Task (it may read the device); it runs on the shard's worker.
+  template <typename Fn>
+  auto Run(int shard_id, Fn fn) {
+    Shard* s = &ctx_.shards->at(shard_id);
+    return ShardCall(s->worker, [s, fn = std::move(fn)]() mutable { return fn(s->store); });
   }
 
  private:

@@ -11,9 +11,11 @@ void Shard::Unlock() {
   }
 }
 
-ShardSet::ShardSet(const std::vector<Worker*>& workers) {
+ShardSet::ShardSet(const std::vector<Worker*>& workers,
+                   std::vector<std::unique_ptr<Store>> stores) {
   for (size_t i = 0; i < workers.size(); ++i) {
-    shards_.push_back(std::make_unique<Shard>(static_cast<int>(i), workers[i]));
+    shards_.push_back(
+        std::make_unique<Shard>(static_cast<int>(i), workers[i], std::move(stores[i])));
   }
 }
 

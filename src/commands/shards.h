@@ -25,10 +25,12 @@
 namespace lavik {
 
 struct Shard {
-  Shard(int shard_id, Worker* w) : id(shard_id), worker(w) {}
+  Shard(int shard_id, Worker* w, std::unique_ptr<Store> s)
+      : id(shard_id), worker(w), store_ptr(std::move(s)), store(*store_ptr) {}
   const int id;
   Worker* const worker;
-  Store store;
+  std::unique_ptr<Store> store_ptr;
+  Store& store;
 
   const void* lock_owner = nullptr;
   std::deque<MailboxItem*> waiting;
@@ -40,14 +42,14 @@ struct Shard {
 
 class ShardSet {
  public:
-  explicit ShardSet(const std::vector<Worker*>& workers);
+  ShardSet(const std::vector<Worker*>& workers, std::vector<std::unique_ptr<Store>> stores);
 
   int size() const { return static_cast<int>(shards_.size()); }
   Shard& at(int id) { return *shards_[id]; }
   // The shard of the calling worker thread.
   Shard& local() { return *shards_[Worker::Current()->id()]; }
 
-  int SlotShard(uint16_t slot) const { return slot * size() / kNumSlots; }
+  int SlotShard(uint16_t slot) const { return lavik::SlotShard(slot, size()); }
   int ShardOf(std::string_view key) const { return size() == 1 ? 0 : SlotShard(KeyHashSlot(key)); }
 
  private:

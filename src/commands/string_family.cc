@@ -17,19 +17,6 @@ namespace {
 
 constexpr int64_t kMaxStringLength = 512LL * 1024 * 1024;  // proto-max-bulk-len default
 
-bool IsString(const Entry* e) { return e->type == ValueType::kString; }
-
-// Looks key up for a read; writes WRONGTYPE and returns false if it is not a string.
-bool LookupStringOrReply(Context& ctx, std::string_view key, Entry** out) {
-  Entry* e = ctx.store->LookupRead(key, ctx.now_ms);
-  if (e != nullptr && !IsString(e)) {
-    ctx.reply->Error(kErrWrongType);
-    return false;
-  }
-  *out = e;
-  return true;
-}
-
 bool CheckStringLengthOrReply(Context& ctx, int64_t offset, int64_t append) {
   if (offset > kMaxStringLength - append) {
     ctx.reply->Error(kErrStringTooLong);
@@ -38,69 +25,133 @@ bool CheckStringLengthOrReply(Context& ctx, int64_t offset, int64_t append) {
   return true;
 }
 
-void SetValue(Store& store, Entry* e, std::string_view value, bool keep_ttl) {
-  store.WriteString(e, value);
-  if (!keep_ttl) store.SetExpire(e, 0);
-  store.NoteWrite();
+// Replies with a failed write's error; true if the write went through.
+bool WriteOkOrReply(Context& ctx, const WriteResult& w) {
+  if (w.ok()) return true;
+  ctx.reply->Error(w.error);
+  return false;
+}
+
+// Reads a string key for a read-modify-write step. Returns false after replying (WRONGTYPE or
+// an I/O error). *info says whether the key exists; *value holds a copy of its value.
+TaskOf<bool> ReadStringOrReply(Context& ctx, std::string_view key, KeyInfo* info,
+                               std::string* value) {
+  Store& st = *ctx.store;
+  *info = st.Lookup(key, ctx.now_ms);
+  value->clear();
+  if (!info->exists) co_return true;
+  if (info->type != ValueType::kString) {
+    ctx.reply->Error(kErrWrongType);
+    co_return false;
+  }
+  ReadResult r = co_await st.ReadValue(key, *info);
+  if (r.status == ReadResult::Status::kError) {
+    ctx.reply->Error(r.error);
+    co_return false;
+  }
+  if (!r.ok()) {
+    info->exists = false;  // gone while we read
+    co_return true;
+  }
+  value->assign(r.value.data(), r.value.size());
+  co_return true;
 }
 
 Task Get(Context& ctx) {
-  Entry* e;
-  if (!LookupStringOrReply(ctx, ctx.args[1], &e)) co_return;
-  if (e == nullptr) {
+  Store& st = *ctx.store;
+  KeyInfo info = st.LookupRead(ctx.args[1], ctx.now_ms);
+  if (!info.exists) {
     ctx.reply->Null();
     co_return;
   }
-  const std::string& v = co_await ctx.store->ReadValue(e);
-  ctx.reply->Bulk(v);
+  if (info.type != ValueType::kString) {
+    ctx.reply->Error(kErrWrongType);
+    co_return;
+  }
+  ReadResult r = co_await st.ReadValue(ctx.args[1], info);
+  if (r.ok()) {
+    ctx.reply->Bulk(r.value);
+  } else if (r.status == ReadResult::Status::kError) {
+    ctx.reply->Error(r.error);
+  } else {
+    ctx.reply->Null();
+  }
 }
 
-// The common body of SET / SETNX / SETEX / PSETEX / GETSET.
+// The common body of SET / SETNX / SETEX / PSETEX / GETSET. The check (NX/XX/GET) and the write
+// apply to the same version of the key: if another write slips in while the old value is read,
+// the command starts over.
 Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
                 const ExtendedSetArgs& a, bool reply_int) {
   Store& st = *ctx.store;
-  Entry* e = st.Lookup(key, ctx.now_ms);
-  if (a.flags & kSetGet) {
-    if (e != nullptr && !IsString(e)) {
-      ctx.reply->Error(kErrWrongType);
+  const bool conditional = (a.flags & (kSetNx | kSetXx | kSetGet | kSetKeepTtl)) != 0;
+  if (!conditional) {
+    int64_t expire = (a.flags & kSetAnyExpire) ? a.expire_at_ms : 0;
+    if (expire != 0 && expire <= ctx.now_ms) {
+      bool existed;
+      WriteResult w = co_await st.Delete(key, ctx.now_ms, &existed);  // already expired
+      if (WriteOkOrReply(ctx, w)) ctx.reply->Ok();
       co_return;
     }
-    if (e == nullptr) {
-      ctx.reply->Null();
-    } else {
-      const std::string& old = co_await st.ReadValue(e);
-      ctx.reply->Bulk(old);
-    }
-  }
-  bool found = e != nullptr;
-  if (((a.flags & kSetNx) && found) || ((a.flags & kSetXx) && !found)) {
-    if (!(a.flags & kSetGet)) {
-      if (reply_int) {
-        ctx.reply->Integer(0);
-      } else {
-        ctx.reply->Null();
-      }
-    }
-    co_return;
-  }
-  if (e == nullptr) {
-    bool created;
-    e = st.LookupOrCreate(key, ctx.now_ms, &created);
-  }
-  SetValue(st, e, value, (a.flags & kSetKeepTtl) != 0);
-  if (a.flags & kSetAnyExpire) {
-    if (a.expire_at_ms <= ctx.now_ms) {
-      st.Delete(e);  // already expired: Redis deletes it at once
-    } else {
-      st.SetExpire(e, a.expire_at_ms);
-    }
-  }
-  if (!(a.flags & kSetGet)) {
+    WriteResult w = co_await st.Write(key, ValueType::kString, value, expire);
+    if (!WriteOkOrReply(ctx, w)) co_return;
     if (reply_int) {
       ctx.reply->Integer(1);
     } else {
       ctx.reply->Ok();
     }
+    co_return;
+  }
+  while (true) {
+    KeyInfo old;
+    std::string old_value;
+    if (a.flags & kSetGet) {
+      if (!co_await ReadStringOrReply(ctx, key, &old, &old_value)) co_return;
+    } else {
+      old = st.Lookup(key, ctx.now_ms);
+    }
+    bool found = old.exists;
+    if (((a.flags & kSetNx) && found) || ((a.flags & kSetXx) && !found)) {
+      if (a.flags & kSetGet) {
+        if (found) {
+          ctx.reply->Bulk(old_value);
+        } else {
+          ctx.reply->Null();
+        }
+      } else if (reply_int) {
+        ctx.reply->Integer(0);
+      } else {
+        ctx.reply->Null();
+      }
+      co_return;
+    }
+    int64_t expire = 0;
+    if (a.flags & kSetKeepTtl) expire = old.expire_ms;
+    if (a.flags & kSetAnyExpire) expire = a.expire_at_ms;
+    bool applied = false;
+    WriteResult w;
+    if (expire != 0 && expire <= ctx.now_ms) {
+      bool existed;
+      w = co_await st.Delete(key, ctx.now_ms, &existed);  // already expired: gone at once
+      applied = true;
+    } else {
+      w = co_await st.WriteIf(key, found ? old.loc : 0, ValueType::kString, value, expire,
+                              &applied);
+    }
+    if (!WriteOkOrReply(ctx, w)) co_return;
+    if (!applied) continue;
+    if (a.flags & kSetGet) {
+      if (found) {
+        ctx.reply->Bulk(old_value);
+      } else {
+        ctx.reply->Null();
+      }
+    } else if (reply_int) {
+      ctx.reply->Integer(1);
+    } else {
+      ctx.reply->Ok();
+    }
+    co_return;
   }
 }
 
@@ -132,71 +183,97 @@ Task GetSet(Context& ctx) {
   co_await SetGeneric(ctx, ctx.args[1], ctx.args[2], a, false);
 }
 
+// GETDEL and GETEX: read the value, then delete it or rewrite it with a new TTL — on the same
+// version of the key (retry if it changed meanwhile).
 Task GetDel(Context& ctx) {
-  Entry* e;
-  if (!LookupStringOrReply(ctx, ctx.args[1], &e)) co_return;
-  if (e == nullptr) {
-    ctx.reply->Null();
+  Store& st = *ctx.store;
+  while (true) {
+    KeyInfo info;
+    std::string value;
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &value)) co_return;
+    if (!info.exists) {
+      ctx.reply->Null();
+      co_return;
+    }
+    bool existed;
+    WriteResult w = co_await st.DeleteIf(ctx.args[1], info.loc, &existed);
+    if (!WriteOkOrReply(ctx, w)) co_return;
+    if (!existed) continue;
+    ctx.reply->Bulk(value);
     co_return;
   }
-  const std::string& v = co_await ctx.store->ReadValue(e);
-  ctx.reply->Bulk(v);
-  ctx.store->Delete(e);
-  ctx.store->NoteWrite();
 }
 
 Task GetEx(Context& ctx) {
   ExtendedSetArgs a;
   if (!ParseExtendedSetArgsOrReply(ctx, ctx.args.subspan(2), false, &a)) co_return;
-  Entry* e;
-  if (!LookupStringOrReply(ctx, ctx.args[1], &e)) co_return;
-  if (e == nullptr) {
-    ctx.reply->Null();
-    co_return;
-  }
-  const std::string& v = co_await ctx.store->ReadValue(e);
-  ctx.reply->Bulk(v);
-  if (a.flags & kSetAnyExpire) {
-    if (a.expire_at_ms <= ctx.now_ms) {
-      ctx.store->Delete(e);
-    } else {
-      ctx.store->SetExpire(e, a.expire_at_ms);
+  Store& st = *ctx.store;
+  while (true) {
+    KeyInfo info;
+    std::string value;
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &value)) co_return;
+    if (!info.exists) {
+      ctx.reply->Null();
+      co_return;
     }
-    ctx.store->NoteWrite();
-  } else if ((a.flags & kSetPersist) && e->expire_ms != 0) {
-    ctx.store->SetExpire(e, 0);
-    ctx.store->NoteWrite();
+    bool changed = (a.flags & kSetAnyExpire) || ((a.flags & kSetPersist) && info.expire_ms != 0);
+    if (changed) {
+      int64_t expire = (a.flags & kSetAnyExpire) ? a.expire_at_ms : 0;
+      bool applied = false;
+      WriteResult w;
+      if (expire != 0 && expire <= ctx.now_ms) {
+        w = co_await st.DeleteIf(ctx.args[1], info.loc, &applied);
+      } else {
+        w = co_await st.WriteIf(ctx.args[1], info.loc, ValueType::kString, value, expire, &applied);
+      }
+      if (!WriteOkOrReply(ctx, w)) co_return;
+      if (!applied) continue;
+    }
+    ctx.reply->Bulk(value);
+    co_return;
   }
 }
 
 Task StrLen(Context& ctx) {
-  Entry* e;
-  if (!LookupStringOrReply(ctx, ctx.args[1], &e)) co_return;
-  ctx.reply->Integer(e == nullptr ? 0 : static_cast<int64_t>(e->value.size()));
+  Store& st = *ctx.store;
+  KeyInfo info = st.LookupRead(ctx.args[1], ctx.now_ms);
+  if (!info.exists) {
+    ctx.reply->Integer(0);
+    co_return;
+  }
+  if (info.type != ValueType::kString) {
+    ctx.reply->Error(kErrWrongType);
+    co_return;
+  }
+  ReadResult r = co_await st.ReadValue(ctx.args[1], info);
+  if (r.status == ReadResult::Status::kError) {
+    ctx.reply->Error(r.error);
+  } else {
+    ctx.reply->Integer(static_cast<int64_t>(r.value.size()));
+  }
 }
 
+// APPEND: read-modify-write, retried if the key changed while it was read. The TTL stays.
 Task Append(Context& ctx) {
   Store& st = *ctx.store;
-  Entry* e = st.Lookup(ctx.args[1], ctx.now_ms);
   std::string_view add = ctx.args[2];
-  if (e == nullptr) {
-    bool created;
-    e = st.LookupOrCreate(ctx.args[1], ctx.now_ms, &created);
-    st.WriteString(e, add);
-  } else {
-    if (!IsString(e)) {
-      ctx.reply->Error(kErrWrongType);
-      co_return;
-    }
-    if (!CheckStringLengthOrReply(ctx, static_cast<int64_t>(e->value.size()),
+  while (true) {
+    KeyInfo info;
+    std::string v;
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &v)) co_return;
+    if (!CheckStringLengthOrReply(ctx, static_cast<int64_t>(v.size()),
                                   static_cast<int64_t>(add.size()))) {
       co_return;
     }
-    co_await st.ReadValue(e);
-    e->value.append(add.data(), add.size());
+    v.append(add.data(), add.size());
+    bool applied = false;
+    WriteResult w = co_await st.WriteIf(ctx.args[1], info.exists ? info.loc : 0, ValueType::kString,
+                                        v, info.expire_ms, &applied);
+    if (!WriteOkOrReply(ctx, w)) co_return;
+    if (!applied) continue;
+    ctx.reply->Integer(static_cast<int64_t>(v.size()));
+    co_return;
   }
-  st.NoteWrite();
-  ctx.reply->Integer(static_cast<int64_t>(e->value.size()));
 }
 
 Task GetRange(Context& ctx) {
@@ -205,13 +282,22 @@ Task GetRange(Context& ctx) {
     ctx.reply->Error(kErrNotInteger);
     co_return;
   }
-  Entry* e;
-  if (!LookupStringOrReply(ctx, ctx.args[1], &e)) co_return;
-  if (e == nullptr) {
+  Store& st = *ctx.store;
+  KeyInfo info = st.LookupRead(ctx.args[1], ctx.now_ms);
+  if (!info.exists) {
     ctx.reply->Bulk("");
     co_return;
   }
-  const std::string& v = co_await ctx.store->ReadValue(e);
+  if (info.type != ValueType::kString) {
+    ctx.reply->Error(kErrWrongType);
+    co_return;
+  }
+  ReadResult r = co_await st.ReadValue(ctx.args[1], info);
+  if (r.status == ReadResult::Status::kError) {
+    ctx.reply->Error(r.error);
+    co_return;
+  }
+  std::string_view v = r.value;
   const int64_t len = static_cast<int64_t>(v.size());
   if (start < 0 && end < 0 && start > end) {
     ctx.reply->Bulk("");
@@ -226,7 +312,7 @@ Task GetRange(Context& ctx) {
     ctx.reply->Bulk("");
     co_return;
   }
-  ctx.reply->Bulk(std::string_view(v).substr(start, end - start + 1));
+  ctx.reply->Bulk(v.substr(start, end - start + 1));
 }
 
 Task SetRange(Context& ctx) {
@@ -239,62 +325,61 @@ Task SetRange(Context& ctx) {
     ctx.reply->Error(kErrOffsetRange);
     co_return;
   }
-  Store& st = *ctx.store;
   std::string_view value = ctx.args[3];
-  Entry* e = st.Lookup(ctx.args[1], ctx.now_ms);
-  if (e != nullptr && !IsString(e)) {
-    ctx.reply->Error(kErrWrongType);
-    co_return;
-  }
+  Store& st = *ctx.store;
   if (value.empty()) {
-    ctx.reply->Integer(e == nullptr ? 0 : static_cast<int64_t>(e->value.size()));
+    KeyInfo info;
+    std::string cur;
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &cur)) co_return;
+    ctx.reply->Integer(static_cast<int64_t>(cur.size()));
     co_return;
   }
   if (!CheckStringLengthOrReply(ctx, offset, static_cast<int64_t>(value.size()))) co_return;
-  if (e == nullptr) {
-    bool created;
-    e = st.LookupOrCreate(ctx.args[1], ctx.now_ms, &created);
-  } else {
-    co_await st.ReadValue(e);
+  while (true) {
+    KeyInfo info;
+    std::string v;
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &v)) co_return;
+    size_t need = static_cast<size_t>(offset) + value.size();
+    if (v.size() < need) v.resize(need, '\0');
+    std::memcpy(v.data() + offset, value.data(), value.size());
+    bool applied = false;
+    WriteResult w = co_await st.WriteIf(ctx.args[1], info.exists ? info.loc : 0, ValueType::kString,
+                                        v, info.expire_ms, &applied);
+    if (!WriteOkOrReply(ctx, w)) co_return;
+    if (!applied) continue;
+    ctx.reply->Integer(static_cast<int64_t>(v.size()));
+    co_return;
   }
-  std::string& v = e->value;
-  size_t need = static_cast<size_t>(offset) + value.size();
-  if (v.size() < need) v.resize(need, '\0');
-  std::memcpy(v.data() + offset, value.data(), value.size());
-  st.NoteWrite();
-  ctx.reply->Integer(static_cast<int64_t>(v.size()));
 }
 
 Task IncrDecr(Context& ctx, int64_t incr) {
   Store& st = *ctx.store;
-  Entry* e = st.Lookup(ctx.args[1], ctx.now_ms);
-  int64_t value = 0;
-  if (e != nullptr) {
-    if (!IsString(e)) {
-      ctx.reply->Error(kErrWrongType);
-      co_return;
-    }
-    const std::string& v = co_await st.ReadValue(e);
-    if (!ParseInt64(v, &value)) {
+  while (true) {
+    KeyInfo info;
+    std::string v;
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &v)) co_return;
+    int64_t value = 0;
+    if (info.exists && !ParseInt64(v, &value)) {
       ctx.reply->Error(kErrNotInteger);
       co_return;
     }
-  }
-  if ((incr < 0 && value < 0 && incr < INT64_MIN - value) ||
-      (incr > 0 && value > 0 && incr > INT64_MAX - value)) {
-    ctx.reply->Error(kErrOverflow);
+    if ((incr < 0 && value < 0 && incr < INT64_MIN - value) ||
+        (incr > 0 && value > 0 && incr > INT64_MAX - value)) {
+      ctx.reply->Error(kErrOverflow);
+      co_return;
+    }
+    value += incr;
+    char buf[kMaxInt64Chars + 1];
+    size_t n = FormatInt64(value, buf);
+    bool applied = false;
+    // The TTL stays, as in Redis.
+    WriteResult w = co_await st.WriteIf(ctx.args[1], info.exists ? info.loc : 0, ValueType::kString,
+                                        std::string_view(buf, n), info.expire_ms, &applied);
+    if (!WriteOkOrReply(ctx, w)) co_return;
+    if (!applied) continue;
+    ctx.reply->Integer(value);
     co_return;
   }
-  value += incr;
-  char buf[kMaxInt64Chars + 1];
-  size_t n = FormatInt64(value, buf);
-  if (e == nullptr) {
-    bool created;
-    e = st.LookupOrCreate(ctx.args[1], ctx.now_ms, &created);
-  }
-  st.WriteString(e, std::string_view(buf, n));  // keeps the TTL, as Redis does
-  st.NoteWrite();
-  ctx.reply->Integer(value);
 }
 
 Task Incr(Context& ctx) { co_await IncrDecr(ctx, 1); }
@@ -324,54 +409,62 @@ Task DecrBy(Context& ctx) {
 
 Task IncrByFloat(Context& ctx) {
   Store& st = *ctx.store;
-  Entry* e = st.Lookup(ctx.args[1], ctx.now_ms);
-  long double value = 0;
-  long double incr;
-  if (e != nullptr) {
-    if (!IsString(e)) {
-      ctx.reply->Error(kErrWrongType);
-      co_return;
-    }
-    const std::string& v = co_await st.ReadValue(e);
-    if (!ParseLongDouble(v, &value)) {
+  while (true) {
+    KeyInfo info;
+    std::string v;
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &v)) co_return;
+    long double value = 0;
+    long double incr;
+    if (info.exists && !ParseLongDouble(v, &value)) {
       ctx.reply->Error(kErrNotFloat);
       co_return;
     }
-  }
-  if (!ParseLongDouble(ctx.args[2], &incr)) {
-    ctx.reply->Error(kErrNotFloat);
+    if (!ParseLongDouble(ctx.args[2], &incr)) {
+      ctx.reply->Error(kErrNotFloat);
+      co_return;
+    }
+    value += incr;
+    if (std::isnan(value) || std::isinf(value)) {
+      ctx.reply->Error(kErrIncrFloatNaN);
+      co_return;
+    }
+    std::string out = FormatLongDouble(value);
+    bool applied = false;
+    WriteResult w = co_await st.WriteIf(ctx.args[1], info.exists ? info.loc : 0, ValueType::kString,
+                                        out, info.expire_ms, &applied);
+    if (!WriteOkOrReply(ctx, w)) co_return;
+    if (!applied) continue;
+    ctx.reply->Bulk(out);
     co_return;
   }
-  value += incr;
-  if (std::isnan(value) || std::isinf(value)) {
-    ctx.reply->Error(kErrIncrFloatNaN);
-    co_return;
-  }
-  std::string out = FormatLongDouble(value);
-  if (e == nullptr) {
-    bool created;
-    e = st.LookupOrCreate(ctx.args[1], ctx.now_ms, &created);
-  }
-  st.WriteString(e, out);
-  st.NoteWrite();
-  ctx.reply->Bulk(out);
 }
 
-// MGET: each shard's values are copied out on its worker, then replied in key order.
+// MGET: each shard's values are read (and copied) on its worker, then replied in key order.
 Task MGet(Context& ctx) {
   KeyPlan plan(ctx, ctx.args.subspan(1));
   std::vector<std::optional<std::string>> values(plan.keys().size());
+  std::string error;
   co_await plan.Lock();
   for (int s : plan.shards()) {
-    co_await plan.On(s, [&](Store& st) {
+    co_await plan.Run(s, [&, s](Store& st) -> Task {
       for (size_t i = 0; i < plan.keys().size(); ++i) {
         if (plan.shard_of(i) != s) continue;
-        Entry* e = st.LookupRead(plan.keys()[i], ctx.now_ms);
-        if (e != nullptr && IsString(e)) values[i] = e->value;
+        KeyInfo info = st.LookupRead(plan.keys()[i], ctx.now_ms);
+        if (!info.exists || info.type != ValueType::kString) continue;
+        ReadResult r = co_await st.ReadValue(plan.keys()[i], info);
+        if (r.ok()) {
+          values[i].emplace(r.value);
+        } else if (r.status == ReadResult::Status::kError && error.empty()) {
+          error = r.error;
+        }
       }
     });
   }
   co_await plan.Unlock();
+  if (!error.empty()) {
+    ctx.reply->Error(error);
+    co_return;
+  }
   ctx.reply->Array(values.size());
   for (const auto& v : values) {
     if (v) {
@@ -403,7 +496,7 @@ Task MSetGeneric(Context& ctx, bool nx) {
     for (int s : plan.shards()) {
       co_await plan.On(s, [&](Store& st) {
         for (size_t i = 0; i < plan.keys().size(); ++i) {
-          if (plan.shard_of(i) == s && st.Lookup(plan.keys()[i], ctx.now_ms) != nullptr) {
+          if (plan.shard_of(i) == s && st.Lookup(plan.keys()[i], ctx.now_ms).exists) {
             blocked = true;
           }
         }
@@ -411,20 +504,23 @@ Task MSetGeneric(Context& ctx, bool nx) {
       if (blocked) break;
     }
   }
+  std::string error;
   if (!blocked) {
     for (int s : plan.shards()) {
-      co_await plan.On(s, [&](Store& st) {
-        for (size_t i = 0; i < plan.keys().size(); ++i) {
+      co_await plan.Run(s, [&, s](Store& st) -> Task {
+        for (size_t i = 0; i < plan.keys().size() && error.empty(); ++i) {
           if (plan.shard_of(i) != s) continue;
-          bool created;
-          Entry* e = st.LookupOrCreate(plan.keys()[i], ctx.now_ms, &created);
-          SetValue(st, e, ctx.args[2 * i + 2], false);
+          WriteResult w =
+              co_await st.Write(plan.keys()[i], ValueType::kString, ctx.args[2 * i + 2], 0);
+          if (!w.ok()) error = w.error;
         }
       });
     }
   }
   co_await plan.Unlock();
-  if (nx) {
+  if (!error.empty()) {
+    ctx.reply->Error(error);
+  } else if (nx) {
     ctx.reply->Integer(blocked ? 0 : 1);
   } else {
     ctx.reply->Ok();

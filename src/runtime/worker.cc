@@ -98,7 +98,8 @@ void Worker::Run(std::function<bool(std::string*)> init, std::function<bool()> d
   loop_.before_sleep = [this]() {
     if (busy_) return true;
     sleeping_.store(true, std::memory_order_seq_cst);
-    if (!mailbox_.Empty() || stop_.load(std::memory_order_acquire)) {
+    // (A stop request wakes the loop by itself; the stopping loop then polls every 10 ms.)
+    if (!mailbox_.Empty()) {
       sleeping_.store(false, std::memory_order_relaxed);
       return true;
     }
@@ -108,6 +109,10 @@ void Worker::Run(std::function<bool(std::string*)> init, std::function<bool()> d
   while (true) {
     DrainMailbox();
     busy_ = false;
+    running_deferred_.swap(deferred_);
+    for (MailboxItem* item : running_deferred_) item->run(item);
+    running_deferred_.clear();
+    if (!deferred_.empty()) busy_ = true;
     for (auto& hook : turn_hooks_) hook();
     int64_t timeout = RunTimers();
     if (stop_requested() && done()) break;

@@ -35,6 +35,12 @@ class Worker {
 
   // Own thread: the next loop turn must not sleep (more work is ready in user-space queues).
   void MarkBusy() { busy_ = true; }
+  // Own thread: runs item->run(item) on the next loop turn, after I/O completions were reaped
+  // (how background work yields to foreground requests).
+  void Defer(MailboxItem* item) {
+    deferred_.push_back(item);
+    busy_ = true;
+  }
 
   // Own thread (or before Start): calls fn every interval_us, between loop turns.
   void AddTimer(int64_t interval_us, std::function<void()> fn);
@@ -71,6 +77,8 @@ class Worker {
   bool busy_ = false;
   std::vector<Timer> timers_;
   std::vector<std::function<void()>> turn_hooks_;
+  std::vector<MailboxItem*> deferred_;
+  std::vector<MailboxItem*> running_deferred_;
   std::thread thread_;
   uint64_t mailbox_items_ = 0;
 

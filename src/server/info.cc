@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "runtime/shard_hop.h"
 #include "server/server.h"
+#include "storage/store.h"
 
 namespace lavik {
 namespace {
@@ -21,6 +22,19 @@ struct ShardFigures {
   uint64_t keys = 0;
   uint64_t expires = 0;
   StoreStats stats;
+  uint64_t index_bytes = 0;
+  uint64_t cache_bytes = 0;
+  uint64_t cache_capacity = 0;
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t buffer_bytes = 0;
+  uint64_t tombstones = 0;
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+  uint64_t syncs = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  bool defrag_running = false;
 };
 
 std::string Human(uint64_t bytes) {
@@ -84,15 +98,47 @@ Task Info(Context& ctx) {
   for (int w = 0; w < n; ++w) {
     co_await ShardHop(server->worker(w), [&, w]() {
       Store& st = server->shards().at(w).store;
-      figures[w].keys = st.keys().size();
-      figures[w].expires = st.keys().expires();
-      figures[w].stats = st.stats();
+      ShardFigures& f = figures[w];
+      f.keys = st.size();
+      f.expires = st.expires();
+      f.stats = st.stats();
+      f.index_bytes = st.index_memory() + st.ttl_memory();
+      f.cache_bytes = st.cache().bytes();
+      f.cache_capacity = st.cache().capacity();
+      f.cache_hits = st.cache().hits();
+      f.cache_misses = st.cache().misses();
+      f.buffer_bytes = st.log().buffer_memory();
+      f.tombstones = st.tombstone_count();
+      f.reads = st.device().reads();
+      f.writes = st.device().writes();
+      f.syncs = st.device().syncs();
+      f.bytes_read = st.device().bytes_read();
+      f.bytes_written = st.device().bytes_written();
+      f.defrag_running = st.defrag_running();
     });
   }
   ShardFigures total;
   for (const ShardFigures& f : figures) {
     total.keys += f.keys;
     total.expires += f.expires;
+    total.index_bytes += f.index_bytes;
+    total.cache_bytes += f.cache_bytes;
+    total.cache_capacity += f.cache_capacity;
+    total.cache_hits += f.cache_hits;
+    total.cache_misses += f.cache_misses;
+    total.buffer_bytes += f.buffer_bytes;
+    total.tombstones += f.tombstones;
+    total.reads += f.reads;
+    total.writes += f.writes;
+    total.syncs += f.syncs;
+    total.bytes_read += f.bytes_read;
+    total.bytes_written += f.bytes_written;
+    total.defrag_running |= f.defrag_running;
+    total.stats.corrupt_records += f.stats.corrupt_records;
+    total.stats.device_reads += f.stats.device_reads;
+    total.stats.defrag_segments += f.stats.defrag_segments;
+    total.stats.defrag_records += f.stats.defrag_records;
+    total.stats.tombstones_dropped += f.stats.tombstones_dropped;
     total.stats.keyspace_hits += f.stats.keyspace_hits;
     total.stats.keyspace_misses += f.stats.keyspace_misses;
     total.stats.expired_keys += f.stats.expired_keys;
@@ -151,11 +197,17 @@ Task Info(Context& ctx) {
     out += "\r\n";
   }
   if (Wanted(sections, "memory", true)) {
-    uint64_t used = UsedMemory();
+    // used_memory is what Lavik holds in DRAM for data: index (+ TTL table), value cache and
+    // write buffers. The allocator's total is shown as used_memory_allocator.
+    uint64_t used = total.index_bytes + total.cache_bytes + total.buffer_bytes;
     uint64_t rss = RssBytes();
     out += "# Memory\r\n";
     Field(&out, "used_memory", used);
     Field(&out, "used_memory_human", Human(used));
+    Field(&out, "used_memory_index", total.index_bytes);
+    Field(&out, "used_memory_cache", total.cache_bytes);
+    Field(&out, "used_memory_buffers", total.buffer_bytes);
+    Field(&out, "used_memory_allocator", UsedMemory());
     Field(&out, "used_memory_rss", rss);
     Field(&out, "used_memory_rss_human", Human(rss));
     Field(&out, "used_memory_peak", used);
@@ -188,8 +240,58 @@ Task Info(Context& ctx) {
     Field(&out, "evicted_keys", 0);
     Field(&out, "keyspace_hits", total.stats.keyspace_hits);
     Field(&out, "keyspace_misses", total.stats.keyspace_misses);
+    Field(&out, "cache_hits", total.cache_hits);
+    Field(&out, "cache_misses", total.cache_misses);
     Field(&out, "pubsub_channels", 0);
     Field(&out, "pubsub_patterns", 0);
+    out += "\r\n";
+  }
+  if (Wanted(sections, "storage", true)) {
+    DataFile& file = server->data_file();
+    const uint64_t seg_size = file.segment_size();
+    const uint64_t segs = file.segment_count();
+    const uint64_t free_segs = file.free_segments();
+    uint64_t live = 0;
+    for (uint32_t s = 0; s < segs; ++s) {
+      int64_t b = file.live_bytes(s).load(std::memory_order_relaxed);
+      if (b > 0) live += static_cast<uint64_t>(b);
+    }
+    const uint64_t used_bytes = (segs - free_segs) * seg_size;
+    char ratio[32];
+    std::snprintf(ratio, sizeof(ratio), "%.3f",
+                  used_bytes == 0 ? 1.0 : static_cast<double>(live) / used_bytes);
+    out += "# Storage\r\n";
+    Field(&out, "data_file", file.path());
+    Field(&out, "data_file_size", file.file_size());
+    Field(&out, "data_file_growable", file.growable() ? 1 : 0);
+    Field(&out, "direct_io", file.direct_io() ? 1 : 0);
+    Field(&out, "segment_size", seg_size);
+    Field(&out, "segments_total", segs);
+    Field(&out, "segments_free", free_segs);
+    Field(&out, "segments_used", segs - free_segs);
+    Field(&out, "bytes_used", used_bytes);
+    Field(&out, "bytes_live", live);
+    Field(&out, "live_ratio", ratio);
+    Field(&out, "keys", total.keys);
+    Field(&out, "tombstones", total.tombstones);
+    Field(&out, "cache_capacity", total.cache_capacity);
+    Field(&out, "cache_bytes", total.cache_bytes);
+    Field(&out, "cache_hits", total.cache_hits);
+    Field(&out, "cache_misses", total.cache_misses);
+    Field(&out, "device_reads", total.reads);
+    Field(&out, "device_writes", total.writes);
+    Field(&out, "device_syncs", total.syncs);
+    Field(&out, "device_bytes_read", total.bytes_read);
+    Field(&out, "device_bytes_written", total.bytes_written);
+    Field(&out, "corrupt_records", total.stats.corrupt_records);
+    Field(&out, "defrag_running", total.defrag_running ? 1 : 0);
+    Field(&out, "defrag_paused", server->defrag_paused() ? 1 : 0);
+    Field(&out, "defrag_segments_reclaimed", total.stats.defrag_segments);
+    Field(&out, "defrag_records_moved", total.stats.defrag_records);
+    Field(&out, "defrag_bytes_reclaimed", file.bytes_reclaimed());
+    Field(&out, "tombstones_dropped", total.stats.tombstones_dropped);
+    Field(&out, "recovery_from_checkpoint", server->recovery().from_checkpoint ? 1 : 0);
+    Field(&out, "recovery_ms", static_cast<uint64_t>(server->recovery().elapsed_ms));
     out += "\r\n";
   }
   if (Wanted(sections, "replication", true)) {

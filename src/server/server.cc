@@ -15,6 +15,8 @@
 #include "base/clock.h"
 #include "server/client_state.h"
 #include "server/log.h"
+#include "storage/device.h"
+#include "storage/store.h"
 
 namespace lavik {
 namespace {
@@ -57,30 +59,6 @@ LogSeverity SeverityOf(LogLevel l) {
   return LogSeverity::kNotice;
 }
 
-// The data file: created if missing (never truncated), locked so two servers cannot share it.
-// Values live in memory in this version; the file is the device of the storage engine.
-bool OpenDataFile(const std::string& path, int* fd_out, std::string* error) {
-  std::filesystem::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
-  if (ec) {
-    *error = "cannot create data directory '" + p.parent_path().string() + "': " + ec.message();
-    return false;
-  }
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = "cannot open data file '" + path + "': " + std::strerror(errno);
-    return false;
-  }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    *error = "data file '" + path + "' is in use by another process";
-    close(fd);
-    return false;
-  }
-  *fd_out = fd;
-  return true;
-}
-
 }  // namespace
 
 Server::Server(Config config) : config_(std::move(config)) {
@@ -97,6 +75,14 @@ Server::Server(Config config) : config_(std::move(config)) {
   });
   registry_.OnChange("maxclients", [this](std::string_view v) {
     maxclients_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
+    return Status::Ok();
+  });
+  registry_.OnChange("defrag-paused", [this](std::string_view v) {
+    defrag_paused_.store(v == "yes");
+    return Status::Ok();
+  });
+  registry_.OnChange("cache-mb", [this](std::string_view v) {
+    cache_mb_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
     return Status::Ok();
   });
   registry_.OnChange("loglevel", [](std::string_view v) {
@@ -139,13 +125,27 @@ void Server::RequestShutdown() { kill(getpid(), SIGTERM); }
 
 bool Server::InitWorker(int id, std::string*) {
   Worker* w = workers_[id].get();
+  Store* store = &shards_->at(id).store;
   w->AddTurnHook(&Connection::FlushDirty);
-  w->AddTimer(kActiveExpireIntervalUs, [this, id]() {
+  w->AddTurnHook([store]() { store->EndOfTurn(); });
+  w->AddTimer(kActiveExpireIntervalUs, [this, id, store, w]() {
     Shard& shard = shards_->at(id);
-    if (shard.locked()) return;  // a multi-shard command is mid-way: do not change its keys
-    size_t n = shard.store.ActiveExpireCycle(NowMs(), kActiveExpireBudgetUs);
-    stats_[id]->expired_keys_active.Add(n);
+    int64_t now = NowMs();
+    store->Tick(now);
+    if (!shard.locked()) {  // a multi-shard command is mid-way: do not change its keys
+      stats_[id]->expired_keys_active.Add(store->ActiveExpireCycle(now, kActiveExpireBudgetUs));
+    }
+    int64_t cache_mb = cache_mb_.load();
+    if (cache_mb != store->cache_mb_applied()) store->SetCacheMb(cache_mb, worker_count());
+    store->set_defrag_paused(defrag_paused());
+    if (!w->stop_requested() && !store->defrag_running()) {
+      Task t = store->Defrag(false);
+      t.Start(nullptr, nullptr);
+    }
   });
+  if (config_.tomb_raider_interval_ms > 0) {
+    w->AddTimer(config_.tomb_raider_interval_ms * 1000, [store]() { store->SweepTombstones(); });
+  }
   if (id == 0) {
     listener_.Start(w, [this](int fd) { Adopt(fd); });
   }
@@ -226,7 +226,20 @@ void Server::BeginDrain(int id) {
 
 bool Server::WorkerDone(int id) {
   if (draining_[id] == 0) BeginDrain(id);
+  Store& store = shards_->at(id).store;
   if (draining_[id] == 1 && client_lists_[id] == nullptr && Connection::LiveOnThisThread() == 0) {
+    // Every acknowledged write reaches stable storage before the process exits.
+    draining_[id] = 3;
+    std::atomic<bool>* synced = synced_[id].get();
+    [](Store* st, std::atomic<bool>* done) -> Task {
+      bool ok = false;
+      co_await st->FlushAndSync(&ok);
+      if (!ok) LogWarning("shutdown: the data file could not be synced: " + st->log().error());
+      done->store(true);
+    }(&store, synced)
+                                                  .Start(nullptr, nullptr);
+  }
+  if (draining_[id] == 3 && synced_[id]->load() && !store.defrag_running()) {
     draining_[id] = 2;
     drained_workers_.fetch_add(1);
   }
@@ -247,7 +260,8 @@ bool Server::StartWorkers(std::string* error) {
   }
   client_lists_.assign(n, nullptr);
   draining_.assign(n, 0);
-  shards_ = std::make_unique<ShardSet>(raw);
+  for (int i = 0; i < n; ++i) synced_.push_back(std::make_unique<std::atomic<bool>>(false));
+  if (!OpenStorage(error)) return false;
   for (int i = 0; i < n; ++i) {
     workers_[i]->Start([this, i](std::string* err) { return InitWorker(i, err); },
                        [this, i]() { return WorkerDone(i); });
@@ -261,6 +275,57 @@ bool Server::StartWorkers(std::string* error) {
     }
   }
   return ok;
+}
+
+bool Server::OpenStorage(std::string* error) {
+  const int n = worker_count();
+  DataFile::Options opts;
+  opts.path = config_.data_file;
+  opts.max_size = config_.data_file_size;
+  opts.shards = static_cast<uint32_t>(n);
+  data_file_ = DataFile::Open(opts, error);
+  if (!data_file_) return false;
+  if (!data_file_->direct_io()) {
+    LogWarning("the file system of '" + config_.data_file +
+               "' does not support O_DIRECT: using the page cache");
+  }
+  StoreOptions so;
+  so.sync = config_.appendfsync == AppendFsync::kAlways     ? SyncPolicy::kAlways
+            : config_.appendfsync == AppendFsync::kEverysec ? SyncPolicy::kEverysec
+                                                            : SyncPolicy::kNo;
+  so.cache_bytes = static_cast<size_t>(config_.cache_mb) * (1u << 20) / n;
+  so.max_buffers =
+      std::max<size_t>(2, static_cast<size_t>(config_.registered_buffer_mb_per_worker) *
+                              (1u << 20) / so.buffer_bytes);
+  cache_mb_.store(config_.cache_mb);
+  std::vector<std::unique_ptr<Store>> stores;
+  std::vector<Worker*> raw;
+  for (int i = 0; i < n; ++i) {
+    raw.push_back(workers_[i].get());
+    stores.push_back(std::make_unique<Store>(
+        static_cast<uint32_t>(i), data_file_.get(),
+        std::make_unique<UringDevice>(&workers_[i]->loop(), data_file_->fd()), so));
+    stores.back()->SetCacheMb(config_.cache_mb, n);
+  }
+  shards_ = std::make_unique<ShardSet>(raw, std::move(stores));
+  std::vector<Store*> ptrs;
+  for (int i = 0; i < n; ++i) ptrs.push_back(&shards_->at(i).store);
+  LogNotice(std::string(data_file_->fresh() ? "Formatted" : "Opened") + " data file " +
+            config_.data_file + " (" + std::to_string(data_file_->segment_count()) +
+            " segments of " + std::to_string(data_file_->segment_size() >> 20) + " MiB)");
+  if (!Recover(
+          data_file_.get(), ptrs, [n](uint16_t slot) { return SlotShard(slot, n); },
+          [](const std::string& m) { LogNotice(m); }, &recovery_, error)) {
+    return false;
+  }
+  LogNotice(std::string("Index loaded ") +
+            (recovery_.from_checkpoint
+                 ? "from the checkpoint"
+                 : "by scanning " + std::to_string(recovery_.segments) + " segments (" +
+                       std::to_string(recovery_.records) + " records)") +
+            ": " + std::to_string(recovery_.keys) + " keys in " +
+            std::to_string(recovery_.elapsed_ms) + " ms");
+  return true;
 }
 
 int Server::Run() {
@@ -278,14 +343,8 @@ int Server::Run() {
   signal(SIGPIPE, SIG_IGN);
 
   LogNotice("Lavik " LAVIK_VERSION " starting, pid=" + std::to_string(getpid()));
-  int data_fd = -1;
-  if (!OpenDataFile(config_.data_file, &data_fd, &error)) {
-    LogWarning("Fatal: " + error);
-    return 1;
-  }
   if (!listener_.Bind(config_.bind.substr(0, config_.bind.find(' ')), config_.port, &error)) {
     LogWarning("Fatal: could not listen on " + error);
-    close(data_fd);
     return 1;
   }
   start_ms_ = NowMs();
@@ -293,11 +352,10 @@ int Server::Run() {
     LogWarning("Fatal: " + error);
     for (auto& w : workers_) w->RequestStop();
     for (auto& w : workers_) w->Join();
-    close(data_fd);
     return 1;
   }
   LogNotice("Serving on " + config_.bind + ":" + std::to_string(listener_.port()) + " with " +
-            std::to_string(workers_.size()) + " worker(s), data file " + config_.data_file);
+            std::to_string(workers_.size()) + " worker(s)");
   LogNotice("Ready to accept connections tcp");
 
   int sig = 0;
@@ -308,7 +366,15 @@ int Server::Run() {
   drain_deadline_us_ = MonotonicUs() + kDrainTimeoutUs;
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
-  close(data_fd);
+  if (config_.shutdown_checkpoint) {
+    std::vector<Store*> ptrs;
+    for (int i = 0; i < worker_count(); ++i) ptrs.push_back(&shards_->at(i).store);
+    if (WriteCheckpoint(data_file_.get(), ptrs, &error)) {
+      LogNotice("Checkpoint written: the next start loads the index without scanning");
+    } else {
+      LogWarning("Checkpoint not written: " + error);
+    }
+  }
   LogNotice("Lavik is now ready to exit, bye bye...");
   return 0;
 }

@@ -26,6 +26,8 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/config_registry.h"
+#include "storage/data_file.h"
+#include "storage/recovery.h"
 
 namespace lavik {
 
@@ -92,8 +94,13 @@ class Server : public RequestHandler {
   // Any thread: begin a graceful shutdown (as SIGTERM does).
   void RequestShutdown();
 
+  DataFile& data_file() { return *data_file_; }
+  const RecoveryReport& recovery() const { return recovery_; }
+  bool defrag_paused() const { return defrag_paused_.load(std::memory_order_relaxed); }
+
  private:
   friend struct RemoteCommand;
+  bool OpenStorage(std::string* error);
   bool StartWorkers(std::string* error);
   bool InitWorker(int id, std::string* error);
   bool WorkerDone(int id);
@@ -113,8 +120,15 @@ class Server : public RequestHandler {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<WorkerStats>> stats_;
   std::vector<ClientState*> client_lists_;
-  std::vector<int> draining_;  // per worker: 0 = serving, 1 = draining, 2 = no clients left
+  // per worker: 0 serving, 1 closing clients, 3 syncing the log, 2 done
+  std::vector<int> draining_;
+  std::vector<std::unique_ptr<std::atomic<bool>>> synced_;
+  std::unique_ptr<DataFile> data_file_;
   std::unique_ptr<ShardSet> shards_;
+  RecoveryReport recovery_;
+  std::atomic<bool> defrag_paused_{false};
+  std::atomic<int64_t> cache_mb_{0};
+  int64_t applied_cache_mb_ = 0;
   Listener listener_;
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<int64_t> connected_clients_{0};

@@ -1,67 +1,466 @@
 #include "storage/store.h"
 
-#include <time.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/clock.h"
+#include "base/slot.h"
+#include "runtime/shard_hop.h"
+#include "storage/format.h"
 
 namespace lavik {
+
+std::string_view TypeName(ValueType t) {
+  switch (t) {
+    case ValueType::kString:
+      return "string";
+    case ValueType::kList:
+      return "list";
+    case ValueType::kSet:
+      return "set";
+    case ValueType::kZSet:
+      return "zset";
+    case ValueType::kHash:
+      return "hash";
+    case ValueType::kStream:
+      return "stream";
+  }
+  return "none";
+}
+
 namespace {
 
-int64_t MonotonicUs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000 + ts.tv_nsec / 1000;
+constexpr uint64_t kAnyLoc = ~uint64_t{0};
+
+std::string NoSpaceError() {
+  return "ERR no space left on the data file (device full): delete keys or let defrag free "
+         "segments";
 }
 
 }  // namespace
 
-bool Store::ExpireIfNeeded(Entry* e, int64_t now_ms) {
-  if (e->expire_ms == 0 || e->expire_ms > now_ms) return false;
-  keys_.Erase(e);
-  ++stats_.expired_keys;
-  return true;
+Store::Store(uint32_t shard, DataFile* file, std::unique_ptr<Device> device, StoreOptions options)
+    : shard_(shard),
+      file_(file),
+      device_(std::move(device)),
+      sync_(options.sync),
+      log_(file, device_.get(), shard, options.sync, options.buffer_bytes, options.max_buffers),
+      cache_(options.cache_bytes) {}
+
+Store::~Store() = default;
+
+WriteResult Store::Failure(const std::string& what) const {
+  return WriteResult{WriteResult::Status::kError, "ERR " + what};
 }
 
-Entry* Store::Lookup(std::string_view key, int64_t now_ms) {
-  Entry* e = keys_.Find(key);
-  if (e != nullptr && ExpireIfNeeded(e, now_ms)) return nullptr;
-  return e;
+uint64_t Store::RecordLen(uint64_t l) const {
+  uint64_t len = loc::Len(l);
+  if (len != 0) return len;
+  auto it = large_lens_.find(l);
+  return it == large_lens_.end() ? 0 : it->second;
 }
 
-Entry* Store::LookupRead(std::string_view key, int64_t now_ms) {
-  Entry* e = Lookup(key, now_ms);
-  if (e != nullptr) {
-    ++stats_.keyspace_hits;
-  } else {
-    ++stats_.keyspace_misses;
+void Store::Account(uint64_t l, uint64_t len) {
+  file_->live_bytes(file_->SegmentOf(loc::Offset(l))).fetch_add(static_cast<int64_t>(len));
+}
+
+void Store::Unaccount(uint64_t l) {
+  uint64_t len = RecordLen(l);
+  uint32_t seg = file_->SegmentOf(loc::Offset(l));
+  file_->live_bytes(seg).fetch_sub(static_cast<int64_t>(len));
+  if (loc::Len(l) == 0) {
+    // A large record owns its whole run: free it once no read is using it.
+    large_lens_.erase(l);
+    pending_release_.push_back(seg);
   }
-  return e;
 }
 
-Entry* Store::LookupOrCreate(std::string_view key, int64_t now_ms, bool* created) {
-  Entry* e = Lookup(key, now_ms);
-  *created = e == nullptr;
-  if (e == nullptr) e = keys_.Insert(key);
-  return e;
+void Store::SetTtl(uint64_t fp, int64_t expire_ms) {
+  auto [it, inserted] = ttl_.try_emplace(fp, Ttl{expire_ms, 0});
+  if (inserted) {
+    it->second.slot = static_cast<uint32_t>(ttl_keys_.size());
+    ttl_keys_.push_back(fp);
+  } else {
+    it->second.expire_ms = expire_ms;
+  }
 }
 
-void Store::WriteString(Entry* e, std::string_view value) {
-  e->type = ValueType::kString;
-  e->value.assign(value.data(), value.size());
+void Store::DropTtl(uint64_t fp) {
+  auto it = ttl_.find(fp);
+  if (it == ttl_.end()) return;
+  uint32_t slot = it->second.slot;
+  uint64_t last = ttl_keys_.back();
+  ttl_keys_[slot] = last;
+  ttl_[last].slot = slot;
+  ttl_keys_.pop_back();
+  ttl_.erase(it);
 }
 
-void Store::Delete(Entry* e) { keys_.Erase(e); }
+int64_t Store::ExpireOf(uint64_t fp) const {
+  auto it = ttl_.find(fp);
+  return it == ttl_.end() ? 0 : it->second.expire_ms;
+}
+
+bool Store::ExpiredFp(uint64_t fp, int64_t now_ms) const {
+  int64_t e = ExpireOf(fp);
+  return e != 0 && e < now_ms;  // Redis: expired once now > when
+}
+
+void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
+  uint64_t old = index_.Upsert(fp, l);
+  if (old != 0) Unaccount(old);
+  if (expire_ms != 0) {
+    SetTtl(fp, expire_ms);
+  } else {
+    DropTtl(fp);
+  }
+}
+
+void Store::ExpireEntry(uint64_t fp, uint64_t l) {
+  index_.Erase(fp, nullptr);
+  DropTtl(fp);
+  cache_.Erase(fp);
+  // The expired record stays on the device as the key's deletion marker; its live bytes stay
+  // counted until the sweeper drops it (origin: past its own segment).
+  uint64_t seg_seq = file_->seq(file_->SegmentOf(loc::Offset(l))).load();
+  tombstones_[l] = seg_seq + 1;
+  ++stats_.expired_keys;
+}
+
+KeyInfo Store::Lookup(std::string_view key, int64_t now_ms) {
+  uint64_t fp = Index::Fingerprint(key);
+  uint64_t l;
+  if (!index_.Get(fp, &l)) return KeyInfo{};
+  int64_t expire = 0;
+  if (loc::Ttl(l)) {
+    expire = ExpireOf(fp);
+    if (expire != 0 && expire < now_ms) {
+      ExpireEntry(fp, l);
+      return KeyInfo{};
+    }
+  }
+  return KeyInfo{true, loc::Type(l), expire, l};
+}
+
+KeyInfo Store::LookupRead(std::string_view key, int64_t now_ms) {
+  KeyInfo info = Lookup(key, now_ms);
+  ++(info.exists ? stats_.keyspace_hits : stats_.keyspace_misses);
+  return info;
+}
+
+TaskOf<ReadResult> Store::Read(std::string_view key, int64_t now_ms, bool count_stats) {
+  KeyInfo info = count_stats ? LookupRead(key, now_ms) : Lookup(key, now_ms);
+  if (!info.exists) co_return ReadResult{};
+  ReadResult r = co_await ReadRecord(Index::Fingerprint(key), info.loc, key);
+  r.info = info;
+  co_return r;
+}
+
+TaskOf<ReadResult> Store::ReadValue(std::string_view key, const KeyInfo& info) {
+  ReadResult r = co_await ReadRecord(Index::Fingerprint(key), info.loc, key);
+  r.info = info;
+  co_return r;
+}
+
+TaskOf<ReadResult> Store::ReadAt(uint64_t fp, uint64_t l) {
+  ReadResult r = co_await ReadRecord(fp, l, std::string_view());
+  if (r.ok()) r.info = KeyInfo{true, loc::Type(l), ExpireOf(fp), l};
+  co_return r;
+}
+
+TaskOf<ReadResult> Store::ReadRecord(uint64_t fp, uint64_t l, std::string_view want_key) {
+  ReadResult r;
+  if (!want_key.empty()) {
+    if (const std::string* v = cache_.Get(fp, l)) {
+      r.status = ReadResult::Status::kOk;
+      r.key = want_key;
+      r.value = *v;
+      co_return r;
+    }
+  }
+  const uint64_t off = loc::Offset(l);
+  const uint64_t len = RecordLen(l);
+  const uint32_t seg = file_->SegmentOf(off);
+  const uint64_t seg_seq = file_->seq(seg).load();
+  RecordView v;
+  RecordStatus st;
+  if (const char* mem = log_.InMemory(off, len)) {
+    ++stats_.buffer_reads;
+    st = DecodeRecord(mem, len, seg_seq, &v);
+  } else {
+    const uint64_t from = AlignDown(off);
+    const uint64_t to = AlignUp(off + len);
+    r.buffer.Reset(to - from);
+    file_->readers(seg).fetch_add(1);
+    int res = co_await device_->Read(r.buffer.data(), to - from, from);
+    file_->readers(seg).fetch_sub(1);
+    ++stats_.device_reads;
+    if (res < 0 || static_cast<uint64_t>(res) != to - from) {
+      r.status = ReadResult::Status::kError;
+      r.error = std::string("ERR I/O error reading the data file: ") +
+                std::strerror(res < 0 ? -res : EIO);
+      co_return r;
+    }
+    st = DecodeRecord(r.buffer.data() + (off - from), len, seg_seq, &v);
+  }
+  if (st != RecordStatus::kOk) {
+    ++stats_.corrupt_records;
+    r.status = ReadResult::Status::kError;
+    r.error = "ERR data corruption: the record at offset " + std::to_string(off) +
+              " of the data file failed verification (" + RecordStatusName(st) + ")";
+    co_return r;
+  }
+  if (!want_key.empty() && v.key != want_key) {
+    // Another key with the same 64-bit fingerprint (doc/index.md): never serve its value.
+    ++stats_.corrupt_records;
+    r.status = ReadResult::Status::kError;
+    r.error = "ERR key fingerprint collision: the record found belongs to another key";
+    co_return r;
+  }
+  r.status = ReadResult::Status::kOk;
+  r.key = v.key;
+  r.value = v.value;
+  if (!want_key.empty()) cache_.Put(fp, l, v.value);
+  co_return r;
+}
+
+// The one append path (values, tombstones, relocations). `expect` is checked right before the
+// record is placed, with no suspension in between: the key must still be at that location
+// (kAnyLoc: anything; 0: must not exist).
+TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType type,
+                                  std::string_view value, int64_t expire_ms, uint8_t flags,
+                                  uint64_t expect, uint64_t* loc_out, bool* applied,
+                                  Effect effect) {
+  *applied = false;
+  const size_t len = RecordLength(key.size(), value.size());
+  const bool tombstone = effect == Effect::kTombstone;
+  if (len > log_.max_record()) {
+    uint64_t cur = 0;
+    index_.Get(fp, &cur);
+    if (expect != kAnyLoc && cur != expect) co_return WriteResult{};
+    *applied = true;
+    co_return co_await AppendLarge(key, fp, type, value, expire_ms, loc_out);
+  }
+  ShardLog::Slot slot;
+  while (true) {
+    if (expect != kAnyLoc) {
+      uint64_t cur = 0;
+      index_.Get(fp, &cur);
+      if (cur != expect) co_return WriteResult{};
+    }
+    ShardLog::ReserveStatus st =
+        log_.Reserve(len, effect != Effect::kInstall || (flags & kRecordRelocated), &slot);
+    if (st == ShardLog::ReserveStatus::kOk) break;
+    if (st == ShardLog::ReserveStatus::kBusy) {
+      co_await log_.SpaceAvailable();
+      continue;
+    }
+    if (st == ShardLog::ReserveStatus::kNoSpace) {
+      co_return WriteResult{WriteResult::Status::kNoSpace, NoSpaceError()};
+    }
+    co_return Failure(log_.error());
+  }
+  const uint64_t seq = ++seq_;
+  RecordHeader h;
+  h.type = static_cast<uint8_t>(type);
+  h.flags = flags;
+  h.slot = KeyHashSlot(key);
+  h.seq = seq;
+  h.expire_ms = expire_ms;
+  EncodeRecord(h, key, value, slot.segment_seq, slot.dst);
+  log_.Commit(seq);
+  const uint64_t l = loc::Make(slot.offset, len, type, expire_ms != 0);
+  *loc_out = l;
+  *applied = true;
+  Account(l, len);
+  if (effect == Effect::kMarkerCopy) {
+    // The caller re-registers the marker at its new place.
+  } else if (tombstone) {
+    uint64_t old;
+    if (index_.Erase(fp, &old)) Unaccount(old);
+    DropTtl(fp);
+    cache_.Erase(fp);
+    uint64_t origin = 0;
+    DecodeTombstoneOrigin(value, &origin);
+    tombstones_[l] = origin;
+  } else {
+    Install(fp, l, expire_ms);
+    if (flags & kRecordRelocated) {
+      cache_.Move(fp, expect, l);  // defrag: same value, new place; don't pull cold values in
+    } else {
+      cache_.Put(fp, l, value);
+    }
+  }
+  ++stats_.dirty;
+  if (sync_ == SyncPolicy::kAlways) {
+    bool durable = co_await log_.WaitDurable(seq);
+    if (!durable) co_return Failure(log_.error());
+  }
+  co_return WriteResult{};
+}
+
+TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueType type,
+                                       std::string_view value, int64_t expire_ms,
+                                       uint64_t* loc_out) {
+  const uint64_t len = RecordLength(key.size(), value.size());
+  const uint64_t seg_size = file_->segment_size();
+  const uint32_t count = static_cast<uint32_t>((kBlockSize + len + seg_size - 1) / seg_size);
+  const uint32_t first = file_->AllocateRun(count, shard_);
+  if (first == DataFile::kNoSegment) {
+    co_return WriteResult{WriteResult::Status::kNoSpace, NoSpaceError()};
+  }
+  const uint64_t seg_seq = file_->NextSegmentSeq();
+  file_->seq(first).store(seg_seq);
+  // Appends after this one must land in a newer segment than the run (log order).
+  log_.ForceNewSegment();
+  uint64_t before = 0;
+  index_.Get(fp, &before);
+  AlignedBuffer buf(AlignUp(kBlockSize + len));
+  SegmentHeader sh;
+  sh.seq = seg_seq;
+  sh.kind = SegmentKind::kLarge;
+  sh.shard = shard_;
+  sh.run_length = count;
+  EncodeSegmentHeader(sh, buf.data());
+  const uint64_t seq = ++seq_;
+  RecordHeader h;
+  h.type = static_cast<uint8_t>(type);
+  h.slot = KeyHashSlot(key);
+  h.seq = seq;
+  h.expire_ms = expire_ms;
+  EncodeRecord(h, key, value, seg_seq, buf.data() + kBlockSize);
+  const uint64_t start = file_->SegmentOffset(first);
+  int res = co_await device_->Write(buf.data(), buf.size(), start);
+  if (res >= 0 && sync_ == SyncPolicy::kAlways) res = co_await device_->Sync();
+  if (res < 0) {
+    file_->ReleaseSegment(first);
+    for (uint32_t i = 1; i < count; ++i) file_->ReleaseSegment(first + i);
+    co_return Failure(std::string("write of the data file failed: ") + std::strerror(-res));
+  }
+  const uint64_t l = loc::Make(start + kBlockSize, len, type, expire_ms != 0);
+  large_lens_[l] = len;
+  *loc_out = l;
+  Account(l, len);
+  uint64_t now_at = 0;
+  index_.Get(fp, &now_at);
+  if (now_at != before) {
+    // The key was written again while this record was in flight: that write is newer.
+    Unaccount(l);
+    co_return WriteResult{};
+  }
+  Install(fp, l, expire_ms);
+  ++stats_.dirty;
+  co_return WriteResult{};
+}
+
+Task Store::ReleaseLarge(uint32_t first) {
+  // Wait for reads of the run to finish, mark every segment free on the device, then release.
+  while (file_->readers(first).load() > 0) co_await YieldToLoop();
+  const uint64_t seg_size = file_->segment_size();
+  AlignedBuffer block(kBlockSize);
+  SegmentHeader h;
+  h.kind = SegmentKind::kFree;
+  EncodeSegmentHeader(h, block.data());
+  const uint64_t len = AlignUp(kBlockSize);
+  // The run length is in the large segment's header; recompute it from the allocator's states.
+  uint32_t count = 1;
+  while (first + count < file_->segment_count() &&
+         file_->state(first + count) == DataFile::SegState::kLargeTail &&
+         file_->owner(first + count) == shard_) {
+    ++count;
+  }
+  co_await device_->Write(block.data(), len, file_->SegmentOffset(first));
+  co_await device_->Sync();
+  for (uint32_t i = 0; i < count; ++i) file_->ReleaseSegment(first + i);
+  file_->AddReclaimed(count * seg_size);
+}
+
+TaskOf<WriteResult> Store::Write(std::string_view key, ValueType type, std::string_view value,
+                                 int64_t expire_ms) {
+  uint64_t l;
+  bool applied;
+  co_return co_await Append(key, Index::Fingerprint(key), type, value, expire_ms, 0, kAnyLoc, &l,
+                            &applied);
+}
+
+TaskOf<WriteResult> Store::WriteIf(std::string_view key, uint64_t expected, ValueType type,
+                                   std::string_view value, int64_t expire_ms, bool* applied) {
+  uint64_t l;
+  co_return co_await Append(key, Index::Fingerprint(key), type, value, expire_ms, 0, expected, &l,
+                            applied);
+}
+
+TaskOf<WriteResult> Store::Delete(std::string_view key, int64_t now_ms, bool* existed) {
+  KeyInfo info = Lookup(key, now_ms);
+  *existed = info.exists;
+  if (!info.exists) co_return WriteResult{};
+  auto marker = EncodeTombstone(file_->peek_next_segment_seq());
+  uint64_t l;
+  bool applied;
+  co_return co_await Append(key, Index::Fingerprint(key), ValueType::kString,
+                            std::string_view(marker.data(), marker.size()), 0, kRecordTombstone,
+                            kAnyLoc, &l, &applied, Effect::kTombstone);
+}
+
+TaskOf<WriteResult> Store::DeleteIf(std::string_view key, uint64_t expected, bool* applied) {
+  auto marker = EncodeTombstone(file_->peek_next_segment_seq());
+  uint64_t l;
+  co_return co_await Append(key, Index::Fingerprint(key), ValueType::kString,
+                            std::string_view(marker.data(), marker.size()), 0, kRecordTombstone,
+                            expected, &l, applied, Effect::kTombstone);
+}
+
+void Store::Clear() {
+  index_.Clear();
+  ttl_.clear();
+  ttl_keys_.clear();
+  cache_.Clear();
+  tombstones_.clear();
+  large_lens_.clear();
+}
+
+Task Store::PrepareFlush(bool* ok) {
+  co_await log_.FlushAndSync(ok);
+  for (const auto& [l, len] : large_lens_)
+    flushed_runs_.push_back(file_->SegmentOf(loc::Offset(l)));
+  Clear();
+  log_.CloseSegment();
+}
+
+bool Store::CommitFlush(uint64_t flush_seq, std::string* error) {
+  return file_->SetFlushSeq(flush_seq, error);
+}
+
+void Store::ReleaseFlushed(uint64_t flush_seq) {
+  std::vector<uint32_t> sealed = log_.sealed();
+  for (uint32_t seg : sealed) {
+    if (file_->seq(seg).load() < flush_seq && file_->readers(seg).load() == 0) {
+      log_.ForgetSealed(seg);
+      file_->ReleaseSegment(seg);
+    }
+  }
+  for (uint32_t first : flushed_runs_) pending_release_.push_back(first);
+  flushed_runs_.clear();
+}
 
 size_t Store::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
-  // Redis's sampling loop: look at 20 random keys with a TTL, delete the expired ones, and go
-  // again while more than a quarter of the sample was expired (the time budget bounds the work).
+  // Redis's sampling loop: 20 random keys with a TTL, again while more than a quarter expired.
   const int64_t deadline = MonotonicUs() + budget_us;
   size_t deleted = 0;
-  while (keys_.expires() > 0) {
-    size_t sampled = 0;
-    size_t expired = 0;
-    for (; sampled < 20 && keys_.expires() > 0; ++sampled) {
+  while (!ttl_keys_.empty()) {
+    size_t sampled = 0, expired = 0;
+    for (; sampled < 20 && !ttl_keys_.empty(); ++sampled) {
       rnd_ = rnd_ * 6364136223846793005ULL + 1442695040888963407ULL;
-      Entry* e = keys_.RandomExpiring(rnd_ >> 11);
-      if (ExpireIfNeeded(e, now_ms)) ++expired;
+      uint64_t fp = ttl_keys_[(rnd_ >> 11) % ttl_keys_.size()];
+      if (ExpireOf(fp) >= now_ms) continue;
+      uint64_t l;
+      if (index_.Get(fp, &l)) {
+        ExpireEntry(fp, l);
+      } else {
+        DropTtl(fp);
+      }
+      ++expired;
     }
     deleted += expired;
     if (expired * 4 <= sampled || MonotonicUs() >= deadline) break;
@@ -69,19 +468,60 @@ size_t Store::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
   return deleted;
 }
 
-uint64_t Store::Scan(uint64_t cursor, size_t count, int64_t now_ms,
-                     const std::function<void(Entry*)>& fn) const {
-  if (keys_.size() == 0) return 0;
-  size_t emitted = 0;
-  size_t budget = count > SIZE_MAX / 10 ? SIZE_MAX : count * 10;
-  do {
-    cursor = keys_.ScanBucket(cursor, [&](Entry* e) {
-      if (e->expire_ms != 0 && e->expire_ms <= now_ms) return;
-      ++emitted;
-      fn(e);
-    });
-  } while (cursor != 0 && --budget > 0 && emitted < count);
-  return cursor;
+void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone, int64_t expire_ms,
+                          uint64_t origin, int64_t now_ms) {
+  if (loc::Len(l) == 0) large_lens_[l] = len;
+  Account(l, len);
+  if (tombstone || (expire_ms != 0 && expire_ms < now_ms)) {
+    uint64_t old;
+    if (index_.Erase(fp, &old)) Unaccount(old);
+    DropTtl(fp);
+    if (!tombstone) origin = file_->seq(file_->SegmentOf(loc::Offset(l))).load() + 1;
+    tombstones_[l] = origin;
+    return;
+  }
+  Install(fp, l, expire_ms);
+}
+
+void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms) {
+  if (loc::Len(l) == 0) large_lens_[l] = len;
+  Account(l, len);
+  index_.Upsert(fp, l);
+  if (expire_ms != 0) SetTtl(fp, expire_ms);
+}
+
+void Store::LoadTombstone(uint64_t l, uint64_t origin, uint32_t len) {
+  if (loc::Len(l) == 0) large_lens_[l] = len;
+  Account(l, len);
+  tombstones_[l] = origin;
+}
+
+void Store::Tick(int64_t now_ms) {
+  log_.Tick(now_ms);
+  if (!pending_release_.empty()) {
+    std::vector<uint32_t> runs;
+    runs.swap(pending_release_);
+    for (uint32_t first : runs) {
+      Task t = ReleaseLarge(first);
+      t.Start(nullptr, nullptr);
+    }
+  }
+}
+
+size_t Store::SweepTombstones() {
+  const uint64_t min_live = file_->MinLiveSeq();
+  size_t dropped = 0;
+  for (auto it = tombstones_.begin(); it != tombstones_.end();) {
+    if (it->second <= min_live) {
+      Unaccount(it->first);
+      it = tombstones_.erase(it);
+      ++dropped;
+    } else {
+      ++it;
+    }
+  }
+  stats_.tombstones_dropped += dropped;
+  return dropped;
 }
 
 }  // namespace lavik

@@ -1,86 +1,247 @@
-// Store: the typed operations one shard offers to command handlers. Handlers never see RESP
-// here; they call these and format replies themselves.
+// Store: one shard's keys — the compact DRAM index, the value cache, the TTL table and the log on
+// the data file — behind the typed operations command handlers call. Handlers never see RESP
+// here.
 //
-// Completion model: a value read may have to wait for the device (issue #3), so reads are
-// awaitables — `const std::string& v = co_await store.ReadValue(e);` — used from a handler
-// coroutine (runtime/task.h). While values live in DRAM the awaitable is always ready and costs
-// nothing; the device-backed store makes it suspend and resume from the io_uring completion.
-// Index-only operations (exists, type, TTL, delete, write) stay synchronous: they never need the
-// device before replying (writes go to a write buffer).
+// Completion model (doc/threading.md): operations that may need the device are coroutines —
+// `ReadResult r = co_await store.Read(key, now);` — and resume on this worker when the io_uring
+// read completes; the worker serves other connections meanwhile. Index-only operations (Lookup,
+// counts, expiry) are synchronous. A write appends its record to the shard's write buffer and
+// updates the index at once (no suspension between the two), so writes to one key are ordered;
+// under appendfsync always it then waits until the record is durable.
 //
-// Expiry: every lookup removes an expired key first (lazy expiry); ActiveExpireCycle() samples
-// keys with a TTL, as Redis does, so untouched keys are reclaimed too.
+// Values read are views: valid until the next call on this Store (copy them to keep them).
 //
-// Thread safety: none; a Store belongs to one worker (shard).
+// Expiry: a key whose TTL passed is removed from the index on access (Lookup) and by
+// ActiveExpireCycle. No record is written for it: the record itself carries expire_ms, so the
+// expired record stays on the device as the key's deletion marker (kept like a tombstone) until
+// nothing older can resurface.
+//
+// Thread safety: none; a Store belongs to one worker.
 #pragma once
 
-#include <coroutine>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
-#include "storage/keyspace.h"
+#include "runtime/task.h"
+#include "runtime/task_of.h"
+#include "storage/data_file.h"
+#include "storage/device.h"
+#include "storage/index.h"
+#include "storage/shard_log.h"
+#include "storage/value_cache.h"
+#include "storage/value_type.h"
 
 namespace lavik {
+
+struct StoreOptions {
+  SyncPolicy sync = SyncPolicy::kEverysec;
+  size_t cache_bytes = 64u << 20;
+  size_t buffer_bytes = 2u << 20;  // one write buffer; large records are those above it
+  size_t max_buffers = 8;
+};
 
 struct StoreStats {
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
   uint64_t expired_keys = 0;
-  uint64_t dirty = 0;  // writes since start (Redis's "changes since last save" analogue)
+  uint64_t dirty = 0;
+  uint64_t corrupt_records = 0;
+  uint64_t device_reads = 0;
+  uint64_t buffer_reads = 0;
+  uint64_t defrag_segments = 0;
+  uint64_t defrag_records = 0;
+  uint64_t tombstones_dropped = 0;
 };
 
-class ValueRead {
- public:
-  explicit ValueRead(Entry* e) : e_(e) {}
-  bool await_ready() const noexcept { return true; }
-  void await_suspend(std::coroutine_handle<>) noexcept {}
-  const std::string& await_resume() const noexcept { return e_->value; }
+struct KeyInfo {
+  bool exists = false;
+  ValueType type = ValueType::kString;
+  int64_t expire_ms = 0;  // 0 = no TTL
+  uint64_t loc = 0;       // the record's location word: changes with every write of the key
+};
 
- private:
-  Entry* e_;
+struct ReadResult {
+  enum class Status { kOk, kNotFound, kError };
+  Status status = Status::kNotFound;
+  KeyInfo info;
+  std::string_view key;    // the key as stored in the record (for scans)
+  std::string_view value;  // valid until the next call on the Store
+  std::string error;       // kError: the reply text, e.g. "ERR data corruption ..."
+  AlignedBuffer buffer;    // owns the bytes when they came from the device
+  bool ok() const { return status == Status::kOk; }
+};
+
+struct WriteResult {
+  enum class Status { kOk, kNoSpace, kError };
+  Status status = Status::kOk;
+  std::string error;  // the reply text (without '-')
+  bool ok() const { return status == Status::kOk; }
 };
 
 class Store {
  public:
-  Store() = default;
+  Store(uint32_t shard, DataFile* file, std::unique_ptr<Device> device, StoreOptions options);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
 
-  // The live entry for key (an expired one is deleted first), or nullptr.
-  Entry* Lookup(std::string_view key, int64_t now_ms);
-  // As Lookup, and counts a keyspace hit or miss (for read commands, as Redis does).
-  Entry* LookupRead(std::string_view key, int64_t now_ms);
-  // The live entry for key, created (empty string, no TTL) if missing; *created says which.
-  Entry* LookupOrCreate(std::string_view key, int64_t now_ms, bool* created);
+  // --- Index only ---
+  // The live key's type, TTL and location (an expired key is removed first).
+  KeyInfo Lookup(std::string_view key, int64_t now_ms);
+  // As Lookup, counting a keyspace hit or miss (read commands, as Redis does).
+  KeyInfo LookupRead(std::string_view key, int64_t now_ms);
+  size_t size() const { return index_.size(); }
+  size_t expires() const { return ttl_.size(); }
 
-  ValueRead ReadValue(Entry* e) { return ValueRead(e); }
-  // Replaces the value (the entry becomes a string). Keeps the TTL; callers clear it if needed.
-  void WriteString(Entry* e, std::string_view value);
-  void Delete(Entry* e);
-  void SetExpire(Entry* e, int64_t expire_ms) { keys_.SetExpire(e, expire_ms); }
-  Entry* Rename(Entry* e, std::string_view new_key) { return keys_.Rekey(e, new_key); }
-  void Flush() { keys_.Clear(); }
+  // --- Reads ---
+  // The key's value (count_stats: count a hit or miss). kNotFound if missing or expired.
+  TaskOf<ReadResult> Read(std::string_view key, int64_t now_ms, bool count_stats);
+  // The value of a key just looked up (no suspension between the Lookup and this call).
+  TaskOf<ReadResult> ReadValue(std::string_view key, const KeyInfo& info);
+  // The record at a location word (for SCAN, KEYS, RANDOMKEY: the key comes with it).
+  TaskOf<ReadResult> ReadAt(uint64_t fp, uint64_t loc);
 
-  // Reclaims expired keys for at most budget_us microseconds. Returns how many were deleted.
+  // --- Writes (the key's previous value, TTL and type are replaced) ---
+  TaskOf<WriteResult> Write(std::string_view key, ValueType type, std::string_view value,
+                            int64_t expire_ms);
+  // Writes only if the key still has location `expected` (0 = must not exist): read-modify-
+  // write commands retry when another write came in while they read. *applied says which.
+  TaskOf<WriteResult> WriteIf(std::string_view key, uint64_t expected, ValueType type,
+                              std::string_view value, int64_t expire_ms, bool* applied);
+  // Deletes the key (a tombstone record). *existed says whether it was there.
+  TaskOf<WriteResult> Delete(std::string_view key, int64_t now_ms, bool* existed);
+  // Deletes the key only if it is still at location `expected`; *applied says whether it did.
+  TaskOf<WriteResult> DeleteIf(std::string_view key, uint64_t expected, bool* applied);
+  // Removes every key of this shard from memory (recovery fallback).
+  void Clear();
+  // FLUSHALL in three steps: BeginFlush (once) takes the flush seq; PrepareFlush (every shard)
+  // syncs the log, drops the keys and closes the open segment, so later writes land in newer
+  // segments; CommitFlush (once) writes the superblock's flush_seq, which makes every older
+  // segment dead for recovery (blocking write: FLUSHALL is rare); ReleaseFlushed (every shard)
+  // frees those segments.
+  uint64_t BeginFlush() { return file_->NextSegmentSeq(); }
+  Task PrepareFlush(bool* ok);
+  bool CommitFlush(uint64_t flush_seq, std::string* error);
+  void ReleaseFlushed(uint64_t flush_seq);
+
+  // --- Background work, driven by the worker ---
   size_t ActiveExpireCycle(int64_t now_ms, int64_t budget_us);
+  // Timer tick (~100 ms): flushes the log tail, syncs under everysec, frees dead large runs.
+  void Tick(int64_t now_ms);
+  void EndOfTurn() {
+    if (log_.has_waiters() || sync_ == SyncPolicy::kAlways) log_.Kick(true);
+  }
+  Task FlushAndSync(bool* ok) { return log_.FlushAndSync(ok); }
+  // One defrag pass if free segments run low (or `force`): relocates the sparsest sealed
+  // segments' live records and frees them, yielding to the loop between slices.
+  Task Defrag(bool force);
+  bool defrag_running() const { return defrag_running_; }
+  void set_defrag_paused(bool paused) { defrag_paused_ = paused; }
+  // Tomb raider: forgets tombstones nothing older can be shadowed by. Returns how many.
+  size_t SweepTombstones();
 
-  // SCAN step, as Redis: visits buckets until `count` live entries were passed to fn or 10 *
-  // count buckets were visited; returns the next cursor (0 = done). Expired entries are skipped,
-  // not deleted (SCAN must not write).
-  uint64_t Scan(uint64_t cursor, size_t count, int64_t now_ms,
-                const std::function<void(Entry*)>& fn) const;
+  // --- Iteration (SCAN, KEYS, RANDOMKEY) ---
+  // Index entries in fingerprint order from cursor; returns the next cursor (0 = done).
+  uint64_t ScanIndex(uint64_t cursor, size_t count,
+                     const std::function<void(uint64_t fp, uint64_t loc)>& fn) const {
+    return index_.Scan(cursor, count, fn);
+  }
+  bool RandomEntry(uint64_t rnd, uint64_t* fp, uint64_t* loc) const {
+    return index_.Random(rnd, fp, loc);
+  }
+  void ForEachEntry(const std::function<void(uint64_t fp, uint64_t loc)>& fn) const {
+    index_.ForEach(fn);
+  }
+  bool ExpiredFp(uint64_t fp, int64_t now_ms) const;
 
-  const Keyspace& keys() const { return keys_; }
-  Keyspace& keys() { return keys_; }
+  // --- Start-up and checkpoint ---
+  // Recovery: applies a record found in the log (log order). `loc` is its location word.
+  void RecoverRecord(uint64_t fp, uint64_t loc, uint32_t len, bool tombstone, int64_t expire_ms,
+                     uint64_t origin, int64_t now_ms);
+  // After recovery or a checkpoint load: the per-shard record seq continues from `seq`.
+  void set_seq(uint64_t seq) { seq_ = std::max(seq_, seq); }
+  uint64_t seq() const { return seq_; }
+  const std::unordered_map<uint64_t, uint64_t>& tombstones() const { return tombstones_; }
+  int64_t ExpireOf(uint64_t fp) const;
+  void LoadEntry(uint64_t fp, uint64_t loc, uint64_t len, int64_t expire_ms);
+  void LoadTombstone(uint64_t loc, uint64_t origin, uint32_t len);
+
+  // --cache-mb / CONFIG SET cache-mb: this shard's share of the DRAM value cache.
+  void SetCacheMb(int64_t total_mb, int shards) {
+    cache_mb_applied_ = total_mb;
+    cache_.SetCapacity(static_cast<size_t>(total_mb) * (size_t{1} << 20) /
+                       static_cast<size_t>(shards));
+  }
+  int64_t cache_mb_applied() const { return cache_mb_applied_; }
+  DataFile& file() { return *file_; }
+
   StoreStats& stats() { return stats_; }
   const StoreStats& stats() const { return stats_; }
+  const ValueCache& cache() const { return cache_; }
+  ValueCache& cache() { return cache_; }
+  const Device& device() const { return *device_; }
+  const ShardLog& log() const { return log_; }
+  ShardLog& log() { return log_; }
+  size_t tombstone_count() const { return tombstones_.size(); }
+  uint64_t LargeLen(uint64_t loc) const { return RecordLen(loc); }
+  size_t index_memory() const { return index_.memory_bytes(); }
+  size_t ttl_memory() const { return ttl_.size() * 48 + ttl_keys_.capacity() * 8; }
   void NoteWrite() { ++stats_.dirty; }
 
  private:
-  bool ExpireIfNeeded(Entry* e, int64_t now_ms);
+  struct Ttl {
+    int64_t expire_ms;
+    uint32_t slot;  // index in ttl_keys_
+  };
+  // The one append path (values, tombstones, relocations). `expect` is checked right before
+  // the record is placed, with no suspension in between: the key must still be at that location
+  // (~0: anything; 0: must not exist). *applied says whether the record was written.
+  // kMarkerCopy: defrag moving a deletion marker; the index is left alone.
+  enum class Effect { kInstall, kTombstone, kMarkerCopy };
+  TaskOf<WriteResult> Append(std::string_view key, uint64_t fp, ValueType type,
+                             std::string_view value, int64_t expire_ms, uint8_t flags,
+                             uint64_t expect, uint64_t* loc_out, bool* applied,
+                             Effect effect = Effect::kInstall);
+  TaskOf<WriteResult> AppendLarge(std::string_view key, uint64_t fp, ValueType type,
+                                  std::string_view value, int64_t expire_ms, uint64_t* loc_out);
+  void Install(uint64_t fp, uint64_t loc, int64_t expire_ms);
+  void Unaccount(uint64_t loc);
+  void Account(uint64_t loc, uint64_t len);
+  uint64_t RecordLen(uint64_t loc) const;
+  void ExpireEntry(uint64_t fp, uint64_t loc);
+  void SetTtl(uint64_t fp, int64_t expire_ms);
+  void DropTtl(uint64_t fp);
+  TaskOf<ReadResult> ReadRecord(uint64_t fp, uint64_t loc, std::string_view want_key);
+  WriteResult Failure(const std::string& what) const;
+  Task DefragSegment(uint32_t seg, bool* ok);
+  Task ReleaseLarge(uint32_t first);
 
-  Keyspace keys_;
-  StoreStats stats_;
+  const uint32_t shard_;
+  DataFile* file_;
+  std::unique_ptr<Device> device_;
+  const SyncPolicy sync_;
+  ShardLog log_;
+  Index index_;
+  ValueCache cache_;
+  std::unordered_map<uint64_t, Ttl> ttl_;
+  std::vector<uint64_t> ttl_keys_;
+  // Deletion markers still needed (tombstone records and expired records): location → origin
+  // segment seq. Defrag keeps relocating them until SweepTombstones drops them.
+  std::unordered_map<uint64_t, uint64_t> tombstones_;
+  std::unordered_map<uint64_t, uint32_t> large_lens_;  // loc → length, for large records
+  std::vector<uint32_t> pending_release_;              // dead large runs to free
+  std::vector<uint32_t> flushed_runs_;                 // large runs dropped by FLUSHALL
+  uint64_t seq_ = 0;
   uint64_t rnd_ = 0x9E3779B97F4A7C15ULL;
+  StoreStats stats_;
+  bool defrag_running_ = false;
+  bool defrag_paused_ = false;
+  int64_t cache_mb_applied_ = -1;
 };
 
 }  // namespace lavik

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <coroutine>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -196,7 +197,9 @@ Task ChainStep(Chain* c) {
 void ChainDone(void* arg) {
   auto* c = static_cast<Chain*>(arg);
   ++c->completions;
-  if (--c->remaining > 0) EXPECT_FALSE(ChainStep(c).Start(&ChainDone, c));
+  if (--c->remaining > 0) {
+    EXPECT_FALSE(ChainStep(c).Start(&ChainDone, c));
+  }
 }
 
 TEST(TaskTest, OnDoneMayStartAnotherTask) {

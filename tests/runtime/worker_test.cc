@@ -259,6 +259,28 @@ TEST(WorkerStopTest, LoopRunsUntilDoneSaysYes) {
   EXPECT_GE(done_calls.load(), 4);
 }
 
+TEST(WorkerStopTest, StoppingLoopPollsDoneInsteadOfSpinning) {
+  // While `done` says "not yet" (the server draining its clients, up to seconds), the loop is
+  // meant to re-check it at least every 10 ms, sleeping in between ("poll at least every 10 ms",
+  // worker.cc). A loop that never sleeps calls `done` hundreds of thousands of times here.
+  Worker worker(0, -1);
+  std::atomic<int> done_calls{0};
+  std::atomic<bool> may_stop{false};
+  worker.Start(&Started, [&]() {
+    done_calls.fetch_add(1);
+    return may_stop.load();
+  });
+  std::string error;
+  ASSERT_TRUE(worker.WaitStarted(&error)) << error;
+  worker.RequestStop();
+  std::this_thread::sleep_for(milliseconds(100));
+  const int calls = done_calls.load();
+  may_stop.store(true);
+  worker.Join();
+  // ~10 checks in 100 ms; allow plenty of slack for early wake-ups.
+  EXPECT_LT(calls, 200) << "the stopping worker busy-loops instead of polling";
+}
+
 TEST(WorkerStopTest, FailedInitIsReported) {
   Worker worker(3, -1);
   worker.Start(

@@ -1,0 +1,36 @@
+// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78): the checksum of every
+// superblock, segment header, record and checkpoint in the data file (see
+// doc/storage-format.md). Same function as the SSE4.2 `crc32` instruction, iSCSI
+// (RFC 3720) and ext4 metadata: initial value 0xFFFFFFFF, final xor 0xFFFFFFFF.
+//
+// Crc32c() uses the CPU's CRC instructions when it has them (SSE4.2 on x86-64,
+// detected at run time; the ARMv8 CRC extension on aarch64, when the compiler
+// targets it) and a table-driven version otherwise. All paths give identical
+// results.
+//
+// Thread safety: all functions are pure and may be called from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lavik {
+
+// CRC-32C of `n` bytes at `data`, continuing from `crc`, the finished CRC of
+// the bytes before them (0 for none). The init/final xor is applied inside, so
+// values chain: Crc32c(b, nb, Crc32c(a, na)) == Crc32c(a ++ b, na + nb).
+// Crc32c("123456789", 9) == 0xE3069283; Crc32c(anything, 0, c) == c.
+uint32_t Crc32c(const void* data, size_t n, uint32_t crc = 0);
+
+// The portable table-driven implementation (slicing by 8). Same contract as
+// Crc32c(); exposed so tests can compare it with the hardware path.
+uint32_t Crc32cSoftware(const void* data, size_t n, uint32_t crc = 0);
+
+// True when Crc32cHardware() may be called on this CPU.
+bool Crc32cHardwareAvailable();
+
+// The CRC-instruction implementation. Same contract as Crc32c(). Safe on any
+// CPU: without CRC instructions it is Crc32cSoftware().
+uint32_t Crc32cHardware(const void* data, size_t n, uint32_t crc = 0);
+
+}  // namespace lavik
