@@ -297,6 +297,7 @@ bool Server::OpenStorage(std::string* error) {
   so.max_buffers =
       std::max<size_t>(2, static_cast<size_t>(config_.registered_buffer_mb_per_worker) *
                               (1u << 20) / so.buffer_bytes);
+  so.shard_count = static_cast<uint32_t>(n);
   cache_mb_.store(config_.cache_mb);
   std::vector<std::unique_ptr<Store>> stores;
   std::vector<Worker*> raw;

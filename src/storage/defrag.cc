@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "base/clock.h"
+#include "base/slot.h"
 #include "runtime/shard_hop.h"
 #include "storage/format.h"
 #include "storage/store.h"
@@ -59,6 +60,12 @@ Task Store::DefragSegment(uint32_t seg, bool* ok) {
   const int64_t now = NowMs();
   uint64_t moved_bytes = 0;
   while (scanner.Next(&v)) {
+    if (SlotShard(v.header.slot, static_cast<int>(shard_count_)) != static_cast<int>(shard_)) {
+      // Written under another thread count: this shard cannot judge the other shards' records.
+      // Leave the segment alone (it is no longer a candidate).
+      log_.ForgetSealed(seg);
+      co_return;
+    }
     const uint64_t off = start + kBlockSize + scanner.end_offset() - v.length;
     const bool marker =
         v.header.tombstone() || (v.header.expire_ms != 0 && v.header.expire_ms < now);

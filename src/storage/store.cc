@@ -45,6 +45,7 @@ Store::Store(uint32_t shard, DataFile* file, std::unique_ptr<Device> device, Sto
       file_(file),
       device_(std::move(device)),
       sync_(options.sync),
+      shard_count_(std::max<uint32_t>(1, options.shard_count)),
       log_(file, device_.get(), shard, options.sync, options.buffer_bytes, options.max_buffers),
       cache_(options.cache_bytes) {}
 

@@ -43,6 +43,7 @@ struct StoreOptions {
   size_t cache_bytes = 64u << 20;
   size_t buffer_bytes = 2u << 20;  // one write buffer; large records are those above it
   size_t max_buffers = 8;
+  uint32_t shard_count = 1;  // to tell this shard's records from others' (slot ranges)
 };
 
 struct StoreStats {
@@ -225,6 +226,7 @@ class Store {
   DataFile* file_;
   std::unique_ptr<Device> device_;
   const SyncPolicy sync_;
+  const uint32_t shard_count_;
   ShardLog log_;
   Index index_;
   ValueCache cache_;
