@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "base/numbers.h"
 #include "server/config_registry.h"
@@ -229,7 +230,9 @@ constexpr Flag kFlags[] = {
     {"storage", Arity::kOne, "--storage uring", "storage backend (default uring)", ApplyStorage},
     {"registered-buffer-mb-per-worker", Arity::kOne, "--registered-buffer-mb-per-worker N",
      "io_uring buffers per worker, MiB (default 64)", ApplyRegisteredBuffer},
-    {"cache-mb", Arity::kOne, "--cache-mb N", "DRAM value cache, MiB (default 256)", ApplyCacheMb},
+    {"cache-mb", Arity::kOne, "--cache-mb N",
+     "DRAM value cache, MiB (default: a quarter of RAM or of the memory cgroup limit)",
+     ApplyCacheMb},
     {"appendfsync", Arity::kOne, "--appendfsync always|everysec|no",
      "when writes are synced (default everysec)", ApplyAppendfsync},
     {"shutdown-checkpoint", Arity::kBool, "--shutdown-checkpoint",
@@ -433,6 +436,41 @@ std::string_view LogLevelName(LogLevel level) {
       return "warning";
   }
   return "notice";
+}
+
+uint64_t AvailableMemoryBytes() {
+  uint64_t best = 0;
+  {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string name;
+    uint64_t kb = 0;
+    while (meminfo >> name >> kb) {
+      if (name == "MemTotal:") {
+        best = kb * 1024;
+        break;
+      }
+      meminfo.ignore(256, '\n');
+    }
+  }
+  // The cgroup this process lives in may allow less.
+  std::ifstream groups("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(groups, line)) {
+    std::string limit_file;
+    size_t colon = line.rfind(':');
+    if (colon == std::string::npos) continue;
+    std::string path = line.substr(colon + 1);
+    if (line.find(":memory:") != std::string::npos) {
+      limit_file = "/sys/fs/cgroup/memory" + path + "/memory.limit_in_bytes";
+    } else if (line.rfind("0::", 0) == 0) {
+      limit_file = "/sys/fs/cgroup" + path + "/memory.max";
+    }
+    if (limit_file.empty()) continue;
+    std::ifstream f(limit_file);
+    uint64_t limit = 0;
+    if (f >> limit && limit > 0 && (best == 0 || limit < best)) best = limit;
+  }
+  return best;
 }
 
 int DefaultThreads() {

@@ -46,7 +46,7 @@ struct Config {
   std::string requirepass;  // empty = no AUTH required
   AppendFsync appendfsync = AppendFsync::kEverysec;
   uint64_t data_file_size = 0;  // bytes; 0 = unlimited
-  int64_t cache_mb = 256;
+  int64_t cache_mb = -1;  // -1: a quarter of the memory available (RAM or memory cgroup limit)
   int64_t tomb_raider_interval_ms = 86400000;
   int64_t maxclients = 10000;  // 1..4294967295
   LogLevel loglevel = LogLevel::kNotice;
@@ -60,6 +60,9 @@ struct Config {
 // Number of CPUs in this process's affinity mask (sched_getaffinity), clamped
 // to 1..256; the online CPU count if the mask cannot be read.
 int DefaultThreads();
+
+// Memory this process may use: physical RAM, or a smaller memory cgroup (v1 or v2) limit.
+uint64_t AvailableMemoryBytes();
 
 struct ParseOutcome {
   enum Kind { kRun, kExit } kind;

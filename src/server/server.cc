@@ -62,6 +62,10 @@ LogSeverity SeverityOf(LogLevel l) {
 }  // namespace
 
 Server::Server(Config config) : config_(std::move(config)) {
+  if (config_.cache_mb < 0) {
+    // Default value cache: a quarter of the memory this process may use.
+    config_.cache_mb = static_cast<int64_t>(AvailableMemoryBytes() / 4 / (1u << 20));
+  }
   registry_.LoadFrom(config_);
   registry_.SetInitial("databases", "1");  // one database (db 0), see doc/commands.md
   password_ = config_.requirepass;

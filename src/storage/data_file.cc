@@ -42,6 +42,7 @@ std::unique_ptr<DataFile> DataFile::Open(const Options& options, std::string* er
   f->path_ = options.path;
   f->max_size_ = options.max_size;
   f->reserve_ = options.shards + 1;
+  f->new_segment_size_ = options.segment_size;
   std::filesystem::path p(options.path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
@@ -124,6 +125,7 @@ std::unique_ptr<DataFile> DataFile::Open(const Options& options, std::string* er
 
 bool DataFile::Format(uint64_t size, bool grow, std::string* error) {
   sb_ = Superblock{};
+  sb_.segment_size = new_segment_size_;
   sb_.created_ms = NowMillis();
   sb_.grown_by_lavik = grow ? 1 : 0;
   sb_.next_segment_seq = 1;

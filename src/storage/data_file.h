@@ -108,6 +108,7 @@ class DataFile {
   bool block_device_ = false;
   Superblock sb_;
   uint64_t max_size_ = 0;
+  uint64_t new_segment_size_ = kDefaultSegmentSize;  // for formatting a new file
   uint32_t reserve_ = 2;
   uint32_t max_segments_ = 0;  // capacity of the per-segment arrays
   std::unique_ptr<SegMeta[]> meta_;

@@ -119,7 +119,10 @@ def test_kill_9_keeps_acknowledged_writes_under_appendfsync_always(spawn_server,
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
     for t in threads:
         t.start()
-    time.sleep(1.5)
+    # Until enough writes were acknowledged (each waits for a sync: slow on a busy disk).
+    deadline = time.time() + 20
+    while len(acked) < 300 and time.time() < deadline:
+        time.sleep(0.1)
     s.proc.send_signal(signal.SIGKILL)
     stop.set()
     for t in threads:

@@ -74,7 +74,7 @@ TEST(ConfigTest, DefaultsWithNoArguments) {
   EXPECT_EQ(config.requirepass, "");
   EXPECT_EQ(config.appendfsync, AppendFsync::kEverysec);
   EXPECT_EQ(config.data_file_size, 0u);
-  EXPECT_EQ(config.cache_mb, 256);
+  EXPECT_EQ(config.cache_mb, -1);  // auto: a quarter of the available memory
   EXPECT_EQ(config.tomb_raider_interval_ms, 86400000);
   EXPECT_EQ(config.maxclients, 10000);
   EXPECT_EQ(config.loglevel, LogLevel::kNotice);
@@ -256,9 +256,10 @@ TEST(ConfigTest, HelpListsEveryFlagWithItsDefault) {
                              "--help"}) {
       EXPECT_NE(text.find(flag), std::string::npos) << flag;
     }
-    for (const char* def : {"default 127.0.0.1", "default 6379", "default ./data/lavik.data",
-                            "default ./logs", "default 64", "default everysec", "default 256",
-                            "default 86400000", "default 10000", "default notice"}) {
+    for (const char* def :
+         {"default 127.0.0.1", "default 6379", "default ./data/lavik.data", "default ./logs",
+          "default 64", "default everysec", "default: a quarter", "default 86400000",
+          "default 10000", "default notice"}) {
       EXPECT_NE(text.find(def), std::string::npos) << def;
     }
   }
