@@ -49,6 +49,7 @@ class EventLoop {
   void Wake();
 
   uint64_t turns() const { return turns_; }
+  io_uring* ring() { return &ring_; }  // owner thread: e.g. to register buffers
 
  private:
   static void OnWakeRead(IoOp* op, int res, uint32_t flags);

@@ -127,9 +127,20 @@ bool Server::CheckPassword(std::string_view user, std::string_view password) {
 
 void Server::RequestShutdown() { kill(getpid(), SIGTERM); }
 
-bool Server::InitWorker(int id, std::string*) {
+bool Server::InitWorker(int id, std::string* error) {
   Worker* w = workers_[id].get();
   Store* store = &shards_->at(id).store;
+  // Registered (fixed) I/O buffers: needs this worker's ring, so it happens on its thread.
+  if (auto* dev = dynamic_cast<UringDevice*>(&store->device())) {
+    const size_t bytes = static_cast<size_t>(config_.registered_buffer_mb_per_worker) << 20;
+    if (!io_pools_[id]->Init(w->loop().ring(), bytes, error)) {
+      LogWarning("worker " + std::to_string(id) + ": no registered buffers (" + *error +
+                 "); using plain reads and writes");
+      error->clear();
+    } else if (io_pools_[id]->bytes() > 0) {
+      dev->AttachPool(io_pools_[id].get());
+    }
+  }
   w->AddTurnHook(&Connection::FlushDirty);
   w->AddTurnHook([store]() { store->EndOfTurn(); });
   w->AddTimer(kActiveExpireIntervalUs, [this, id, store, w]() {
@@ -264,7 +275,10 @@ bool Server::StartWorkers(std::string* error) {
   }
   client_lists_.assign(n, nullptr);
   draining_.assign(n, 0);
-  for (int i = 0; i < n; ++i) synced_.push_back(std::make_unique<std::atomic<bool>>(false));
+  for (int i = 0; i < n; ++i) {
+    synced_.push_back(std::make_unique<std::atomic<bool>>(false));
+    io_pools_.push_back(std::make_unique<IoBufferPool>());
+  }
   if (!OpenStorage(error)) return false;
   for (int i = 0; i < n; ++i) {
     workers_[i]->Start([this, i](std::string* err) { return InitWorker(i, err); },

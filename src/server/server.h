@@ -124,6 +124,7 @@ class Server : public RequestHandler {
   std::vector<int> draining_;
   std::vector<std::unique_ptr<std::atomic<bool>>> synced_;
   std::unique_ptr<DataFile> data_file_;
+  std::vector<std::unique_ptr<IoBufferPool>> io_pools_;  // per worker, registered buffers
   std::unique_ptr<ShardSet> shards_;
   RecoveryReport recovery_;
   std::atomic<bool> defrag_paused_{false};

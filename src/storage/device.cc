@@ -1,5 +1,9 @@
 #include "storage/device.h"
 
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -9,22 +13,34 @@ namespace lavik {
 
 AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& o) noexcept {
   if (this != &o) {
-    std::free(data_);
+    Release();
     data_ = o.data_;
     size_ = o.size_;
+    pool_ = o.pool_;
     o.data_ = nullptr;
     o.size_ = 0;
+    o.pool_ = nullptr;
   }
   return *this;
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+AlignedBuffer::~AlignedBuffer() { Release(); }
 
-void AlignedBuffer::Reset(size_t size) {
-  if (size == size_ && data_ != nullptr) return;
-  std::free(data_);
+void AlignedBuffer::Release() {
+  if (data_ == nullptr) return;
+  if (pool_ != nullptr) {
+    pool_->Return(data_);
+  } else {
+    std::free(data_);
+  }
   data_ = nullptr;
   size_ = 0;
+  pool_ = nullptr;
+}
+
+void AlignedBuffer::Reset(size_t size) {
+  if (size == size_ && data_ != nullptr && pool_ == nullptr) return;
+  Release();
   if (size == 0) return;
   size_t rounded = AlignUp(size);
   void* p = nullptr;
@@ -33,6 +49,54 @@ void AlignedBuffer::Reset(size_t size) {
   data_ = static_cast<char*>(p);
   size_ = size;
 }
+
+IoBufferPool::~IoBufferPool() {
+  if (base_ != nullptr) munmap(base_, bytes_);
+}
+
+bool IoBufferPool::Init(io_uring* ring, size_t bytes, std::string* error) {
+  bytes = bytes / kWriteBuffer * kWriteBuffer;
+  if (bytes < 2 * kWriteBuffer) return true;  // too small to be worth it: heap buffers only
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    *error = std::string("mmap of the registered buffers: ") + std::strerror(errno);
+    return false;
+  }
+  iovec iov{p, bytes};
+  int rc = io_uring_register_buffers(ring, &iov, 1);
+  if (rc < 0) {
+    munmap(p, bytes);
+    *error = std::string("io_uring_register_buffers: ") + std::strerror(-rc);
+    return false;
+  }
+  base_ = static_cast<char*>(p);
+  bytes_ = bytes;
+  write_base_ = base_ + bytes / 2;
+  for (char* s = write_base_; s > base_;) {
+    s -= kReadSlot;
+    read_free_.push_back(s);
+  }
+  for (char* w = base_ + bytes; w - kWriteBuffer >= write_base_;) {
+    w -= kWriteBuffer;
+    write_free_.push_back(w);
+  }
+  return true;
+}
+
+AlignedBuffer IoBufferPool::Take(size_t size) {
+  std::vector<char*>* list = nullptr;
+  if (size == kWriteBuffer) {
+    list = &write_free_;
+  } else if (size <= kReadSlot) {
+    list = &read_free_;
+  }
+  if (list == nullptr || list->empty()) return AlignedBuffer();
+  char* p = list->back();
+  list->pop_back();
+  return AlignedBuffer(this, p, size);
+}
+
+void IoBufferPool::Return(char* p) { (p >= write_base_ ? write_free_ : read_free_).push_back(p); }
 
 bool IoRequest::await_suspend(std::coroutine_handle<> h) {
   handle_ = h;
@@ -65,16 +129,37 @@ void Device::Count(const IoRequest& r) {
   }
 }
 
+AlignedBuffer UringDevice::Buffer(size_t size) {
+  if (pool_ != nullptr) {
+    AlignedBuffer b = pool_->Take(size);
+    if (b.data() != nullptr) return b;
+  }
+  AlignedBuffer b;
+  b.Reset(size);
+  return b;
+}
+
 void UringDevice::Submit(IoRequest* req) {
   Count(*req);
   req->complete = &UringDevice::OnComplete;
   io_uring_sqe* sqe = loop_->Prepare(req);
+  const bool fixed = pool_ != nullptr && pool_->Contains(req->buf(), req->len());
+  if (fixed) ++fixed_ios_;
+  const auto len = static_cast<unsigned>(req->len());
   switch (req->kind()) {
     case IoRequest::Kind::kRead:
-      io_uring_prep_read(sqe, fd_, req->buf(), static_cast<unsigned>(req->len()), req->offset());
+      if (fixed) {
+        io_uring_prep_read_fixed(sqe, fd_, req->buf(), len, req->offset(), 0);
+      } else {
+        io_uring_prep_read(sqe, fd_, req->buf(), len, req->offset());
+      }
       break;
     case IoRequest::Kind::kWrite:
-      io_uring_prep_write(sqe, fd_, req->buf(), static_cast<unsigned>(req->len()), req->offset());
+      if (fixed) {
+        io_uring_prep_write_fixed(sqe, fd_, req->buf(), len, req->offset(), 0);
+      } else {
+        io_uring_prep_write(sqe, fd_, req->buf(), len, req->offset());
+      }
       break;
     case IoRequest::Kind::kSync:
       io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
@@ -84,6 +169,45 @@ void UringDevice::Submit(IoRequest* req) {
 
 void UringDevice::OnComplete(IoOp* op, int res, uint32_t) {
   static_cast<IoRequest*>(op)->Finish(res);
+}
+
+void FileDevice::Submit(IoRequest* req) {
+  Count(*req);
+  const off_t base = static_cast<off_t>(req->offset());
+  size_t done = 0;
+  switch (req->kind()) {
+    case IoRequest::Kind::kRead:
+      while (done < req->len()) {
+        ssize_t n = pread(fd_, req->buf() + done, req->len() - done, base + done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+          req->Finish(-errno);
+          return;
+        }
+        if (n == 0) {  // past the end of the file: zeros
+          std::memset(req->buf() + done, 0, req->len() - done);
+          break;
+        }
+        done += static_cast<size_t>(n);
+      }
+      req->Finish(static_cast<int>(req->len()));
+      return;
+    case IoRequest::Kind::kWrite:
+      while (done < req->len()) {
+        ssize_t n = pwrite(fd_, req->buf() + done, req->len() - done, base + done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          req->Finish(n < 0 ? -errno : -EIO);
+          return;
+        }
+        done += static_cast<size_t>(n);
+      }
+      req->Finish(static_cast<int>(req->len()));
+      return;
+    case IoRequest::Kind::kSync:
+      req->Finish(fdatasync(fd_) == 0 ? 0 : -errno);
+      return;
+  }
 }
 
 void MemDevice::Submit(IoRequest* req) {

@@ -4,8 +4,9 @@
 //
 // Every request is aligned (offset, length and buffer to kIoAlign) and completes on the owning
 // worker's thread: `int res = co_await dev.Read(buf, len, off);` (res = bytes or -errno).
-// UringDevice submits through the worker's io_uring ring (O_DIRECT file); MemDevice keeps the
-// "disk" in memory and completes inline.
+// UringDevice submits through the worker's io_uring ring (O_DIRECT file); FileDevice does blocking
+// syscalls on the file and completes inline (tests, fallback); MemDevice keeps the "disk" in
+// memory and completes inline.
 //
 // Thread safety: a Device belongs to one worker; MemDevice's storage may be shared by several
 // MemDevices (one per worker), each used by its own thread.
@@ -28,25 +29,63 @@ inline constexpr size_t kIoAlign = 4096;
 inline uint64_t AlignDown(uint64_t v) { return v & ~uint64_t{kIoAlign - 1}; }
 inline uint64_t AlignUp(uint64_t v) { return (v + kIoAlign - 1) & ~uint64_t{kIoAlign - 1}; }
 
-// An aligned heap buffer (O_DIRECT needs kIoAlign-aligned memory).
+class IoBufferPool;
+
+// An aligned buffer (O_DIRECT needs kIoAlign-aligned memory): from the heap, or a slot of the
+// worker's registered pool (then it goes back to the pool when destroyed).
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
   explicit AlignedBuffer(size_t size) { Reset(size); }
-  AlignedBuffer(AlignedBuffer&& o) noexcept : data_(o.data_), size_(o.size_) {
+  AlignedBuffer(IoBufferPool* pool, char* data, size_t size)
+      : data_(data), size_(size), pool_(pool) {}
+  AlignedBuffer(AlignedBuffer&& o) noexcept : data_(o.data_), size_(o.size_), pool_(o.pool_) {
     o.data_ = nullptr;
     o.size_ = 0;
+    o.pool_ = nullptr;
   }
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept;
   ~AlignedBuffer();
-  void Reset(size_t size);  // contents undefined (zeroed on first allocation)
+  void Reset(size_t size);  // a heap buffer, zero-filled
   char* data() { return data_; }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
 
  private:
+  void Release();
   char* data_ = nullptr;
   size_t size_ = 0;
+  IoBufferPool* pool_ = nullptr;
+};
+
+// IoBufferPool: the worker's `--registered-buffer-mb-per-worker` MiB, registered with its
+// io_uring ring (fixed buffers: the kernel skips pinning pages on every request). Half is cut
+// into 64 KiB read slots, half into 2 MiB write buffers; requests that do not fit, or come when
+// the pool is exhausted, use heap buffers and plain reads/writes.
+//
+// Thread safety: owner worker only.
+class IoBufferPool {
+ public:
+  static constexpr size_t kReadSlot = 64 << 10;
+  static constexpr size_t kWriteBuffer = 2 << 20;
+  ~IoBufferPool();
+  // Maps and registers `bytes` with the ring; false + *error if the kernel refuses (then no pool).
+  bool Init(io_uring* ring, size_t bytes, std::string* error);
+  // A read slot (size <= kReadSlot) or write buffer (size == kWriteBuffer); empty if none left.
+  AlignedBuffer Take(size_t size);
+  void Return(char* p);
+  bool Contains(const char* p, size_t len) const {
+    return base_ != nullptr && p >= base_ && p + len <= base_ + bytes_;
+  }
+  size_t bytes() const { return bytes_; }
+  size_t free_read_slots() const { return read_free_.size(); }
+
+ private:
+  char* base_ = nullptr;
+  size_t bytes_ = 0;
+  char* write_base_ = nullptr;
+  std::vector<char*> read_free_;
+  std::vector<char*> write_free_;
 };
 
 class Device;
@@ -93,6 +132,10 @@ class Device {
   }
   IoRequest Sync() { return IoRequest(this, IoRequest::Kind::kSync, nullptr, 0, 0); }
 
+  // A buffer for I/O of `size` bytes: from the registered pool when one is attached and has
+  // room, else from the heap. Contents undefined.
+  virtual AlignedBuffer Buffer(size_t size) { return AlignedBuffer(size); }
+
   // Starts the request; the device calls req->Finish(res) when it is done (possibly inline).
   virtual void Submit(IoRequest* req) = 0;
 
@@ -114,10 +157,30 @@ class UringDevice : public Device {
  public:
   UringDevice(EventLoop* loop, int fd) : loop_(loop), fd_(fd) {}
   void Submit(IoRequest* req) override;
+  AlignedBuffer Buffer(size_t size) override;
+  // The worker's registered buffers (set on the worker thread once its ring exists).
+  void AttachPool(IoBufferPool* pool) { pool_ = pool; }
+  uint64_t fixed_ios() const { return fixed_ios_; }
 
  private:
   static void OnComplete(IoOp* op, int res, uint32_t flags);
   EventLoop* loop_;
+  int fd_;
+  IoBufferPool* pool_ = nullptr;
+  uint64_t fixed_ios_ = 0;
+};
+
+// The data file through blocking pread/pwrite/fdatasync on `fd` (not owned), completing inline
+// like MemDevice. The test device — a Store then sees the very bytes DataFile::ReadAt reads, which
+// recovery and checkpoints use — and the fallback where io_uring cannot be used. Every request
+// blocks the calling thread, so a serving worker should not use it when io_uring works. A read
+// past the end of the file returns zeros (as DataFile::ReadAt does).
+class FileDevice : public Device {
+ public:
+  explicit FileDevice(int fd) : fd_(fd) {}
+  void Submit(IoRequest* req) override;
+
+ private:
   int fd_;
 };
 

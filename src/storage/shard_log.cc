@@ -28,7 +28,7 @@ ShardLog::Buffer* ShardLog::TakeBuffer() {
   if (free_buffers_.empty()) {
     if (buffers_.size() >= max_buffers_) return nullptr;
     buffers_.push_back(std::make_unique<Buffer>());
-    buffers_.back()->mem.Reset(buffer_bytes_);
+    buffers_.back()->mem = dev_->Buffer(buffer_bytes_);
     return buffers_.back().get();
   }
   Buffer* b = free_buffers_.back();

@@ -192,7 +192,7 @@ TaskOf<ReadResult> Store::ReadRecord(uint64_t fp, uint64_t l, std::string_view w
   } else {
     const uint64_t from = AlignDown(off);
     const uint64_t to = AlignUp(off + len);
-    r.buffer.Reset(to - from);
+    r.buffer = device_->Buffer(to - from);
     file_->readers(seg).fetch_add(1);
     int res = co_await device_->Read(r.buffer.data(), to - from, from);
     file_->readers(seg).fetch_sub(1);

@@ -186,6 +186,7 @@ class Store {
   const ValueCache& cache() const { return cache_; }
   ValueCache& cache() { return cache_; }
   const Device& device() const { return *device_; }
+  Device& device() { return *device_; }
   const ShardLog& log() const { return log_; }
   ShardLog& log() { return log_; }
   size_t tombstone_count() const { return tombstones_.size(); }
