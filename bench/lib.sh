@@ -1,0 +1,189 @@
+# shellcheck shell=bash
+# lib.sh: helpers shared by bench/index-memory.sh and bench/capacity.sh (sourced, not run).
+#
+# The sourcing script sets BENCH_NAME (log prefix) before sourcing and, before calling the server
+# helpers, SERVER_PID and PORT. Servers are tracked by PID only: stop_lavik signals the PID this
+# script started, never a process found by name (other people's servers run on this machine).
+
+readonly HOST=127.0.0.1
+PYTHON=${PYTHON:-/usr/bin/python3}
+REDIS_CLI=${REDIS_CLI:-redis-cli}
+REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
+
+log() { printf '[%s] %s\n' "$BENCH_NAME" "$*" >&2; }
+die() {
+  printf '[%s] FAILED: %s\n' "$BENCH_NAME" "$*" >&2
+  exit 1
+}
+
+require_tools() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || die "missing tool: $tool"
+  done
+}
+
+require_uint() {
+  local name=$1 value=$2
+  [[ $value =~ ^[1-9][0-9]*$ ]] || die "$name must be a positive integer, got '$value'"
+}
+
+# A port nobody listens on right now (the kernel picks it; the server binds it a moment later).
+free_port() {
+  "$PYTHON" -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+cli() { "$REDIS_CLI" -h "$HOST" -p "$PORT" "$@"; }
+
+# Waits until the server at PORT answers PING; fails if SERVER_PID exits first.
+wait_ready() {
+  local what=$1 i
+  for ((i = 0; i < 600; i++)); do
+    kill -0 "$SERVER_PID" 2>/dev/null || die "lavik exited during $what; see its log in $RAW_DIR"
+    if [[ $(cli PING 2>/dev/null) == PONG ]]; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  die "lavik did not answer PING within 60 s ($what)"
+}
+
+alive() {
+  kill -0 "$SERVER_PID" 2>/dev/null || die "lavik (pid $SERVER_PID) died during $1; see $RAW_DIR"
+}
+
+# Stops the server with pid $1 if it runs: SIGTERM, then SIGKILL after 30 s. Returns lavik's exit
+# status through the global LAST_EXIT ("" when there was no pid).
+LAST_EXIT=""
+# shellcheck disable=SC2034  # LAST_EXIT is read by the sourcing scripts
+stop_lavik() {
+  local pid=$1 i
+  LAST_EXIT=""
+  [[ -n $pid ]] || return 0
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 300; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "lavik (pid $pid) ignored SIGTERM for 30 s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  local rc=0
+  wait "$pid" 2>/dev/null || rc=$?
+  LAST_EXIT=$rc
+}
+
+# Resident set size of pid $1 in bytes (VmRSS, or VmHWM with $2 = VmHWM).
+rss_bytes() {
+  local field=${2:-VmRSS} kb
+  kb=$(awk -v f="$field:" '$1 == f { print $2 }' "/proc/$1/status") || die "pid $1 is gone"
+  [[ -n $kb ]] || die "no $field in /proc/$1/status"
+  echo $((kb * 1024))
+}
+
+# utime+stime of the whole process in clock ticks (fields counted from the last ')').
+cpu_ticks() {
+  local stat
+  stat=$(<"/proc/$1/stat") || die "pid $1 is gone"
+  stat=${stat##*) }
+  local -a f
+  read -r -a f <<<"$stat"
+  echo $((f[11] + f[12]))
+}
+
+# info_get "<INFO text>" FIELD: the value of FIELD, or fails.
+info_get() {
+  local v
+  v=$(printf '%s\n' "$1" | tr -d '\r' | awk -F: -v k="$2" '$1 == k { print $2; exit }')
+  [[ -n $v ]] || die "INFO has no field '$2'"
+  echo "$v"
+}
+
+# Arithmetic with decimals: calc EXPR VARS... (awk; VARS as name=value).
+calc() {
+  local expr=$1
+  shift
+  local -a args=()
+  local kv
+  for kv in "$@"; do
+    args+=(-v "$kv")
+  done
+  awk "${args[@]}" "BEGIN { print $expr }"
+}
+
+human_bytes() {
+  awk -v b="$1" 'BEGIN {
+    split("B KiB MiB GiB TiB", u, " "); i = 1
+    while (b >= 1024 && i < 5) { b /= 1024; i++ }
+    printf (i == 1 ? "%d %s" : "%.1f %s"), b, u[i] }'
+}
+
+# Loads keys 0..N-1 of VALUE_SIZE bytes from RESP on stdin with redis-cli --pipe pinned to
+# CLIENT_CPUS; output in $1. Fails unless every reply arrived without error.
+pipe_load() {
+  local out=$1 n=$2
+  local rc=0
+  taskset -c "$CLIENT_CPUS" "$REDIS_CLI" -h "$HOST" -p "$PORT" --pipe --pipe-timeout 120 \
+    >"$out" 2>&1 || rc=$?
+  ((rc == 0)) || die "redis-cli --pipe exited with status $rc; see $out"
+  grep -q "errors: 0, replies: $n\$" "$out" || die "load incomplete or with errors: $(tail -n 1 "$out")"
+}
+
+# Warning lines of a Redis-style log ("pid:role date time # text") plus anything that looks like a
+# crash report.
+log_warnings() {
+  [[ -f $1 ]] || return 0
+  grep -E ' # |[Aa]ssert|[Ss]egmentation|[Aa]bort|terminate called|[Pp]anic' "$1" || true
+}
+
+# Markdown table from rows of "a|b|c": md_table "h1|h2" row...
+md_table() {
+  local header=$1
+  shift
+  echo "| ${header//|/ | } |"
+  local sep="|" i
+  local -a hs
+  IFS='|' read -r -a hs <<<"$header"
+  for ((i = 0; i < ${#hs[@]}; i++)); do
+    sep+=" --- |"
+  done
+  echo "$sep"
+  local row
+  for row in "$@"; do
+    echo "| ${row//|/ | } |"
+  done
+}
+
+# Plain two-column table from rows of "name|value".
+text_table() {
+  local row
+  for row in "$@"; do
+    printf '  %-44s %s\n' "${row%%|*}" "${row#*|}"
+  done
+}
+
+git_rev() {
+  local rev
+  rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [[ $(git -C "$ROOT" status --porcelain 2>/dev/null | head -c 1) != "" ]]; then
+    rev+=" (dirty tree)"
+  fi
+  echo "$rev"
+}
+
+# Copies LAVIK_BIN into BENCH_TMP and sets LAVIK_RUN to the copy, so that a rebuild of build/ by
+# someone else during the run (the binary is replaced) cannot mix two builds in one measurement.
+# LAVIK_BIN_ID names the build measured: path, modification time, start of its SHA-256.
+# shellcheck disable=SC2034,SC2153  # LAVIK_BIN comes from, LAVIK_BIN_ID goes to the sourcing script
+snapshot_lavik() {
+  LAVIK_RUN=$BENCH_TMP/lavik
+  cp -- "$LAVIK_BIN" "$LAVIK_RUN"
+  "$LAVIK_RUN" --version >/dev/null 2>&1 || die "$LAVIK_BIN does not run (being rebuilt?)"
+  LAVIK_BIN_ID="$LAVIK_BIN, built $(date -r "$LAVIK_BIN" '+%Y-%m-%d %H:%M:%S'), sha256 $(sha256sum "$LAVIK_RUN" | cut -c1-12)"
+}
