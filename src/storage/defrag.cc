@@ -10,8 +10,10 @@
 namespace lavik {
 namespace {
 
-// Records relocated per slice before yielding to the loop, so foreground latency holds.
+// A slice relocates at most this many records, or runs this long, before yielding to the loop,
+// so foreground latency holds.
 constexpr int kRecordsPerSlice = 64;
+constexpr int64_t kSliceBudgetUs = 300;
 // A segment more than this full is not worth moving.
 constexpr double kMaxVictimLiveRatio = 0.9;
 
@@ -59,6 +61,7 @@ Task Store::DefragSegment(uint32_t seg, bool* ok) {
   int in_slice = 0;
   const int64_t now = NowMs();
   uint64_t moved_bytes = 0;
+  int64_t slice_start = MonotonicUs();
   while (scanner.Next(&v)) {
     if (SlotShard(v.header.slot, static_cast<int>(shard_count_)) != static_cast<int>(shard_)) {
       // Written under another thread count: this shard cannot judge the other shards' records.
@@ -107,9 +110,10 @@ Task Store::DefragSegment(uint32_t seg, bool* ok) {
     }
     moved_bytes += v.length;
     ++stats_.defrag_records;
-    if (++in_slice >= kRecordsPerSlice) {
+    if (++in_slice >= kRecordsPerSlice || MonotonicUs() - slice_start > kSliceBudgetUs) {
       in_slice = 0;
       co_await YieldToLoop();
+      slice_start = MonotonicUs();
     }
   }
   // The copies must be durable before the old ones can disappear.
