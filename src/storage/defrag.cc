@@ -38,13 +38,19 @@ Task Store::Defrag(bool force) {
   }
   if (victim == DataFile::kNoSegment) co_return;
   defrag_running_ = true;
+  defrag_victim_ = victim;
   bool ok = false;
   co_await DefragSegment(victim, &ok);
+  defrag_victim_ = DataFile::kNoSegment;
   defrag_running_ = false;
 }
 
 Task Store::DefragSegment(uint32_t seg, bool* ok) {
   *ok = false;
+  // The victim's last records may still sit in write buffers: put them on the device first.
+  bool flushed = false;
+  co_await log_.FlushAndSync(&flushed);
+  if (!flushed) co_return;
   const uint64_t seg_seq = file_->seq(seg).load();
   const uint64_t start = file_->SegmentOffset(seg);
   const uint64_t size = file_->segment_size();
@@ -78,6 +84,11 @@ Task Store::DefragSegment(uint32_t seg, bool* ok) {
     uint64_t new_loc = 0;
     bool applied = false;
     if (marker) {
+      if (!v.header.tombstone()) {
+        // Expired but nobody looked it up yet: expire it now, so it is kept as the key's marker.
+        uint64_t indexed;
+        if (index_.Get(fp, &indexed) && indexed == old_loc) ExpireEntry(fp, old_loc);
+      }
       auto it = tombstones_.find(old_loc);
       if (it == tombstones_.end()) continue;  // dropped by the sweeper
       const uint64_t origin = it->second;

@@ -109,37 +109,40 @@ class Index {
   //   slot 0: the overflow mark — an insert passed this bucket while it was full, so some entry
   //           homed at or before this bucket lives after it. Kept exact (erase clears marks that
   //           no entry needs); erase, SCAN and the slow lookup path follow runs of marks.
-  //   slots 1..3: the reach, bits 0..2 — the largest displacement (in buckets) of an entry homed
-  //           here, 7 meaning "7 or more: follow the overflow marks". A lookup probes home..home
-  //           +reach only, so a miss usually reads one bucket even in a crowded neighbourhood.
+  //   slots 1..3: the reach code, bits 0..2 — a bound on the displacement (in buckets) of the
+  //           entries homed here (codes 0..6: 0, 1, 2, 3, 5, 8, 16 buckets; 7: none, follow the
+  //           overflow marks). A lookup probes home..home+bound only: two thirds of misses read
+  //           one bucket, and a crowded neighbourhood costs misses far less than its run of marks.
   struct alignas(64) Bucket {
     Entry slot[4];
   };
   static_assert(sizeof(Bucket) == 64);
 
-  // The line in front of a segment's buckets.
-  struct alignas(64) Header {
-    uint32_t count;  // entries in the segment
-  };
-  static_assert(sizeof(Header) == 64);
-
-  // Directory entry: the segment owning this fp prefix and its geometry. Kept here rather than
-  // in the segment header so a lookup reads the directory (small, hot) and one bucket line.
+  // Directory entry: the segment owning this fp prefix. All entries pointing to one segment are
+  // identical. Geometry and count live here rather than in a segment header so a lookup reads
+  // the directory (small, hot) and one bucket line, and an insert or erase touches no other line.
   struct Dir {
     Bucket* buckets;
-    uint32_t nbuckets;     // pages * 64 - 1: the header takes the first line of the first page
-    uint32_t local_depth;  // bits of the prefix the segment owns
+    uint32_t count;            // entries in the segment
+    uint32_t pages : 24;       // segment size in 4 KiB pages of 64 buckets
+    uint32_t local_depth : 8;  // the segment owns the fps whose top local_depth bits match
   };
   static_assert(sizeof(Dir) == 16);
 
   size_t DirIndex(uint64_t fp) const {
     return static_cast<size_t>((fp >> 1) >> (63 - global_depth_));
   }
-  static uint32_t Home(uint64_t fp, uint32_t local_depth, uint32_t nbuckets) {
-    return static_cast<uint32_t>((static_cast<unsigned __int128>(fp << local_depth) * nbuckets) >>
-                                 64);
+  // The smallest fingerprint that directory entry idx covers.
+  uint64_t IndexStart(size_t idx) const {
+    return global_depth_ == 0 ? 0 : uint64_t{idx} << (64 - global_depth_);
   }
-  static Header* HeaderOf(const Dir& d) { return reinterpret_cast<Header*>(d.buckets) - 1; }
+  // The home bucket of fp in a segment of local_depth: the bits below the segment's prefix,
+  // scaled to nbuckets, so it is monotone in fp within the segment.
+  static uint32_t Home(uint64_t fp, uint32_t local_depth, uint32_t nbuckets) {
+    const unsigned __int128 below = fp << local_depth;
+    return static_cast<uint32_t>((below * nbuckets) >> 64);
+  }
+  static uint32_t NBuckets(const Dir& d) { return d.pages * 64; }
 
   Entry* Lookup(uint64_t fp) const;
   void Insert(uint64_t fp, uint64_t loc);
@@ -148,11 +151,13 @@ class Index {
   static bool Place(const Dir& d, uint64_t fp, uint64_t loc, uint32_t max_probe);
   static void NoteDisplacement(const Dir& d, uint32_t home, uint32_t pos);
   static void RepairBookkeeping(const Dir& d, uint32_t lo, uint32_t hole);
+  void AddCount(size_t dir_index, int delta);
 
   // Grows or splits the segment owning fp; false if neither is allowed (adversarial input).
   bool MakeRoom(uint64_t fp);
-  void Resize(size_t dir_index, uint32_t pages);
+  void Resize(size_t dir_index, uint32_t pages);  // rebuilds the segment with `pages` pages
   void Split(size_t dir_index);
+  static void Refill(const Bucket* src, uint32_t src_buckets, const Dir* to, int halves);
   void DoubleDirectory();
   void InstallSegment(const Dir& d, uint64_t prefix);
   // Copies a segment's buckets into scratch_ (or *spill, for an oversized one).

@@ -55,15 +55,14 @@ bool ReadHeaders(DataFile* file, std::vector<UsedSegment>* used, std::vector<uin
   return true;
 }
 
-void PutEntry(char* p, uint64_t a, uint64_t b, uint64_t c, uint32_t len, uint16_t shard,
-              uint8_t kind) {
+void PutEntry(char* p, uint64_t a, uint64_t b, uint64_t c, uint32_t len, uint16_t shard, int kind) {
   EncodeFixed64(p, a);
   EncodeFixed64(p + 8, b);
   EncodeFixed64(p + 16, c);
   EncodeFixed32(p + 24, len);
   EncodeFixed16(p + 28, shard);
-  p[30] = static_cast<char>(kind);
-  p[31] = 0;
+  p[30] = static_cast<char>(kind & 0x7F);
+  p[31] = static_cast<char>(kind >> 7);  // 1: a large record (owns a segment run)
 }
 
 bool LoadCheckpoint(DataFile* file, const std::vector<Store*>& stores, RecoveryReport* report,
@@ -99,12 +98,14 @@ bool LoadCheckpoint(DataFile* file, const std::vector<Store*>& stores, RecoveryR
     const char* e = p + kCkptHeader + i * kCkptEntry;
     uint16_t shard = DecodeFixed16(e + 28);
     if (shard >= stores.size()) return false;
+    const bool large = e[31] != 0;
     if (e[30] == kEntryKey) {
       stores[shard]->LoadEntry(DecodeFixed64(e), DecodeFixed64(e + 8), DecodeFixed32(e + 24),
-                               static_cast<int64_t>(DecodeFixed64(e + 16)));
+                               static_cast<int64_t>(DecodeFixed64(e + 16)), large);
       ++report->keys;
     } else {
-      stores[shard]->LoadTombstone(DecodeFixed64(e), DecodeFixed64(e + 8), DecodeFixed32(e + 24));
+      stores[shard]->LoadTombstone(DecodeFixed64(e), DecodeFixed64(e + 8), DecodeFixed32(e + 24),
+                                   large);
     }
   }
   for (Store* s : stores) s->set_seq(max_seq);
@@ -180,9 +181,9 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
           uint64_t origin = 0;
           if (v.header.tombstone()) DecodeTombstoneOrigin(v.value, &origin);
           int shard = shard_of_slot(v.header.slot);
-          stores[shard]->RecoverRecord(Index::Fingerprint(v.key), l,
-                                       static_cast<uint32_t>(v.length), v.header.tombstone(),
-                                       v.header.expire_ms, origin, now_ms);
+          stores[shard]->RecoverRecord(
+              Index::Fingerprint(v.key), l, static_cast<uint32_t>(v.length), v.header.tombstone(),
+              v.header.expire_ms, origin, now_ms, u.kind == SegmentKind::kLarge);
           max_record_seq = std::max(max_record_seq, v.header.seq);
           ++report->records;
           report->bytes += v.length;
@@ -206,9 +207,9 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
         const uint16_t slot = DecodeFixed16(payload + bad + 14);
         const auto type = static_cast<ValueType>(static_cast<uint8_t>(payload[bad + 12]) & 7);
         const int shard = shard_of_slot(slot % kNumSlots);
-        stores[shard]->RecoverRecord(Index::Fingerprint(key),
-                                     loc::Make(base + bad, len, type, false),
-                                     static_cast<uint32_t>(len), false, 0, 0, now_ms);
+        stores[shard]->RecoverRecord(
+            Index::Fingerprint(key), loc::Make(base + bad, len, type, false),
+            static_cast<uint32_t>(len), false, 0, 0, now_ms, u.kind == SegmentKind::kLarge);
         ++report->corrupt;
         log("recovery: a damaged record at offset " + std::to_string(base + bad) +
             " of the data file: its key reports the corruption when read");
@@ -250,7 +251,8 @@ bool WriteCheckpoint(DataFile* file, const std::vector<Store*>& stores, std::str
     Store* s = stores[shard];
     s->ForEachEntry([&](uint64_t fp, uint64_t l) {
       PutEntry(p, fp, l, static_cast<uint64_t>(s->ExpireOf(fp)),
-               static_cast<uint32_t>(s->LargeLen(l)), static_cast<uint16_t>(shard), kEntryKey);
+               static_cast<uint32_t>(s->LargeLen(l)), static_cast<uint16_t>(shard),
+               kEntryKey | (s->IsLarge(l) ? 0x80 : 0));
       p += kCkptEntry;
     });
     for (const auto& [l, origin] : s->tombstones()) {

@@ -8,6 +8,7 @@
 // Thread safety: one worker owns a ShardLog.
 #pragma once
 
+#include <algorithm>
 #include <coroutine>
 #include <cstdint>
 #include <deque>
@@ -46,6 +47,13 @@ class ShardLog {
   void ForceNewSegment() { force_new_segment_ = true; }
   // The open segment is closed (joins the sealed ones); the next Reserve opens a new one.
   void CloseSegment();
+  // A record written outside the buffers (a large record) under everysec/no: the next periodic
+  // sync must cover it.
+  void NoteExternalWrite(uint64_t seq) {
+    last_seq_ = std::max(last_seq_, seq);
+    written_seq_ = std::max(written_seq_, seq);
+    sync_needed_ = true;
+  }
   // Drops a sealed segment from the defrag candidates (it was freed).
   void ForgetSealed(uint32_t seg);
   // Start-up: a segment recovered from the file joins this shard's defrag candidates.

@@ -70,10 +70,13 @@ void Store::Unaccount(uint64_t l) {
   uint64_t len = RecordLen(l);
   uint32_t seg = file_->SegmentOf(loc::Offset(l));
   file_->live_bytes(seg).fetch_sub(static_cast<int64_t>(len));
-  if (loc::Len(l) == 0) {
-    // A large record owns its whole run: free it once no read is using it.
-    large_lens_.erase(l);
-    pending_release_.push_back(seg);
+  if (!large_lens_.empty()) {
+    auto it = large_lens_.find(l);
+    if (it != large_lens_.end()) {
+      // A large record owns its whole run: free it once no read is using it.
+      pending_release_.emplace_back(seg, RunLength(it->second));
+      large_lens_.erase(it);
+    }
   }
 }
 
@@ -125,7 +128,8 @@ void Store::ExpireEntry(uint64_t fp, uint64_t l) {
   // The expired record stays on the device as the key's deletion marker; its live bytes stay
   // counted until the sweeper drops it (origin: past its own segment).
   uint64_t seg_seq = file_->seq(file_->SegmentOf(loc::Offset(l))).load();
-  tombstones_[l] = seg_seq + 1;
+  // A large record is alone in its run: only older segments can hold older versions.
+  tombstones_[l] = IsLarge(l) ? seg_seq : seg_seq + 1;
   ++stats_.expired_keys;
 }
 
@@ -339,6 +343,7 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
     for (uint32_t i = 1; i < count; ++i) file_->ReleaseSegment(first + i);
     co_return Failure(std::string("write of the data file failed: ") + std::strerror(-res));
   }
+  if (sync_ != SyncPolicy::kAlways) log_.NoteExternalWrite(seq);
   const uint64_t l = loc::Make(start + kBlockSize, len, type, expire_ms != 0);
   large_lens_[l] = len;
   *loc_out = l;
@@ -355,7 +360,12 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
   co_return WriteResult{};
 }
 
-Task Store::ReleaseLarge(uint32_t first) {
+uint32_t Store::RunLength(uint64_t record_len) const {
+  const uint64_t seg_size = file_->segment_size();
+  return static_cast<uint32_t>((kBlockSize + record_len + seg_size - 1) / seg_size);
+}
+
+Task Store::ReleaseLarge(uint32_t first, uint32_t count) {
   // Wait for reads of the run to finish, mark every segment free on the device, then release.
   while (file_->readers(first).load() > 0) co_await YieldToLoop();
   const uint64_t seg_size = file_->segment_size();
@@ -364,14 +374,11 @@ Task Store::ReleaseLarge(uint32_t first) {
   h.kind = SegmentKind::kFree;
   EncodeSegmentHeader(h, block.data());
   const uint64_t len = AlignUp(kBlockSize);
-  // The run length is in the large segment's header; recompute it from the allocator's states.
-  uint32_t count = 1;
-  while (first + count < file_->segment_count() &&
-         file_->state(first + count) == DataFile::SegState::kLargeTail &&
-         file_->owner(first + count) == shard_) {
-    ++count;
+  // Every segment of the run gets a free header: the value's bytes at a segment boundary must
+  // never be taken for a segment header by a later scan.
+  for (uint32_t i = 0; i < count; ++i) {
+    co_await device_->Write(block.data(), len, file_->SegmentOffset(first + i));
   }
-  co_await device_->Write(block.data(), len, file_->SegmentOffset(first));
   co_await device_->Sync();
   for (uint32_t i = 0; i < count; ++i) file_->ReleaseSegment(first + i);
   file_->AddReclaimed(count * seg_size);
@@ -424,7 +431,7 @@ void Store::Clear() {
 Task Store::PrepareFlush(bool* ok) {
   co_await log_.FlushAndSync(ok);
   for (const auto& [l, len] : large_lens_)
-    flushed_runs_.push_back(file_->SegmentOf(loc::Offset(l)));
+    flushed_runs_.emplace_back(file_->SegmentOf(loc::Offset(l)), RunLength(len));
   Clear();
   log_.CloseSegment();
 }
@@ -436,12 +443,13 @@ bool Store::CommitFlush(uint64_t flush_seq, std::string* error) {
 void Store::ReleaseFlushed(uint64_t flush_seq) {
   std::vector<uint32_t> sealed = log_.sealed();
   for (uint32_t seg : sealed) {
-    if (file_->seq(seg).load() < flush_seq && file_->readers(seg).load() == 0) {
+    if (file_->seq(seg).load() < flush_seq && file_->readers(seg).load() == 0 &&
+        seg != defrag_victim_) {
       log_.ForgetSealed(seg);
       file_->ReleaseSegment(seg);
     }
   }
-  for (uint32_t first : flushed_runs_) pending_release_.push_back(first);
+  for (const auto& run : flushed_runs_) pending_release_.push_back(run);
   flushed_runs_.clear();
 }
 
@@ -470,29 +478,29 @@ size_t Store::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
 }
 
 void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone, int64_t expire_ms,
-                          uint64_t origin, int64_t now_ms) {
-  if (loc::Len(l) == 0) large_lens_[l] = len;
+                          uint64_t origin, int64_t now_ms, bool large) {
+  if (large) large_lens_[l] = len;
   Account(l, len);
   if (tombstone || (expire_ms != 0 && expire_ms < now_ms)) {
     uint64_t old;
     if (index_.Erase(fp, &old)) Unaccount(old);
     DropTtl(fp);
-    if (!tombstone) origin = file_->seq(file_->SegmentOf(loc::Offset(l))).load() + 1;
+    if (!tombstone) origin = file_->seq(file_->SegmentOf(loc::Offset(l))).load() + (large ? 0 : 1);
     tombstones_[l] = origin;
     return;
   }
   Install(fp, l, expire_ms);
 }
 
-void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms) {
-  if (loc::Len(l) == 0) large_lens_[l] = len;
+void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms, bool large) {
+  if (large) large_lens_[l] = len;
   Account(l, len);
   index_.Upsert(fp, l);
   if (expire_ms != 0) SetTtl(fp, expire_ms);
 }
 
-void Store::LoadTombstone(uint64_t l, uint64_t origin, uint32_t len) {
-  if (loc::Len(l) == 0) large_lens_[l] = len;
+void Store::LoadTombstone(uint64_t l, uint64_t origin, uint32_t len, bool large) {
+  if (large) large_lens_[l] = len;
   Account(l, len);
   tombstones_[l] = origin;
 }
@@ -500,10 +508,10 @@ void Store::LoadTombstone(uint64_t l, uint64_t origin, uint32_t len) {
 void Store::Tick(int64_t now_ms) {
   log_.Tick(now_ms);
   if (!pending_release_.empty()) {
-    std::vector<uint32_t> runs;
+    std::vector<std::pair<uint32_t, uint32_t>> runs;
     runs.swap(pending_release_);
-    for (uint32_t first : runs) {
-      Task t = ReleaseLarge(first);
+    for (const auto& [first, count] : runs) {
+      Task t = ReleaseLarge(first, count);
       t.Start(nullptr, nullptr);
     }
   }

@@ -134,9 +134,9 @@ class Store {
   size_t ActiveExpireCycle(int64_t now_ms, int64_t budget_us);
   // Timer tick (~100 ms): flushes the log tail, syncs under everysec, frees dead large runs.
   void Tick(int64_t now_ms);
-  void EndOfTurn() {
-    if (log_.has_waiters() || sync_ == SyncPolicy::kAlways) log_.Kick(true);
-  }
+  // After every loop turn: queued buffers are written at once (a writer may wait for one), and
+  // the open buffer's tail too when a client waits for durability.
+  void EndOfTurn() { log_.Kick(log_.has_waiters() || sync_ == SyncPolicy::kAlways); }
   Task FlushAndSync(bool* ok) { return log_.FlushAndSync(ok); }
   // One defrag pass if free segments run low (or `force`): relocates the sparsest sealed
   // segments' live records and frees them, yielding to the loop between slices.
@@ -163,14 +163,15 @@ class Store {
   // --- Start-up and checkpoint ---
   // Recovery: applies a record found in the log (log order). `loc` is its location word.
   void RecoverRecord(uint64_t fp, uint64_t loc, uint32_t len, bool tombstone, int64_t expire_ms,
-                     uint64_t origin, int64_t now_ms);
+                     uint64_t origin, int64_t now_ms, bool large);
   // After recovery or a checkpoint load: the per-shard record seq continues from `seq`.
   void set_seq(uint64_t seq) { seq_ = std::max(seq_, seq); }
   uint64_t seq() const { return seq_; }
   const std::unordered_map<uint64_t, uint64_t>& tombstones() const { return tombstones_; }
   int64_t ExpireOf(uint64_t fp) const;
-  void LoadEntry(uint64_t fp, uint64_t loc, uint64_t len, int64_t expire_ms);
-  void LoadTombstone(uint64_t loc, uint64_t origin, uint32_t len);
+  void LoadEntry(uint64_t fp, uint64_t loc, uint64_t len, int64_t expire_ms, bool large);
+  void LoadTombstone(uint64_t loc, uint64_t origin, uint32_t len, bool large);
+  bool IsLarge(uint64_t loc) const { return large_lens_.count(loc) != 0; }
 
   // --cache-mb / CONFIG SET cache-mb: this shard's share of the DRAM value cache.
   void SetCacheMb(int64_t total_mb, int shards) {
@@ -221,7 +222,8 @@ class Store {
   TaskOf<ReadResult> ReadRecord(uint64_t fp, uint64_t loc, std::string_view want_key);
   WriteResult Failure(const std::string& what) const;
   Task DefragSegment(uint32_t seg, bool* ok);
-  Task ReleaseLarge(uint32_t first);
+  Task ReleaseLarge(uint32_t first, uint32_t count);
+  uint32_t RunLength(uint64_t record_len) const;
 
   const uint32_t shard_;
   DataFile* file_;
@@ -237,12 +239,14 @@ class Store {
   // segment seq. Defrag keeps relocating them until SweepTombstones drops them.
   std::unordered_map<uint64_t, uint64_t> tombstones_;
   std::unordered_map<uint64_t, uint32_t> large_lens_;  // loc → length, for large records
-  std::vector<uint32_t> pending_release_;              // dead large runs to free
-  std::vector<uint32_t> flushed_runs_;                 // large runs dropped by FLUSHALL
+  // Dead large runs to free: (first segment, segments in the run).
+  std::vector<std::pair<uint32_t, uint32_t>> pending_release_;
+  std::vector<std::pair<uint32_t, uint32_t>> flushed_runs_;  // large runs dropped by FLUSHALL
   uint64_t seq_ = 0;
   uint64_t rnd_ = 0x9E3779B97F4A7C15ULL;
   StoreStats stats_;
   bool defrag_running_ = false;
+  uint32_t defrag_victim_ = DataFile::kNoSegment;
   bool defrag_paused_ = false;
   int64_t cache_mb_applied_ = -1;
 };
