@@ -235,11 +235,11 @@ TEST_F(DefragTest, DeletionMarkersAreRelocatedNotResurrected) {
   }
 }
 
-// BUG (src/storage/defrag.cc, DefragSegment, the `marker` branch): a record whose TTL has passed
-// but whose key nobody touched since (still in the index, not yet a registered marker) is
-// neither relocated nor kept: `tombstones_.find(old_loc)` misses and the record is skipped as
-// if swept. The segment is freed, so the key's deletion marker is gone and its older version in
-// an older segment comes back at the next restart.
+// Regression test; before 2bc9dd6 (src/storage/defrag.cc, DefragSegment, the `marker` branch): a
+// record whose TTL has passed but whose key nobody touched since (still in the index, not yet a
+// registered marker) is neither relocated nor kept: `tombstones_.find(old_loc)` misses and the
+// record is skipped as if swept. The segment is freed, so the key's deletion marker is gone and its
+// older version in an older segment comes back at the next restart.
 TEST_F(DefragTest, ExpiredButUntouchedKeyIsNotResurrectedByDefrag) {
   for (int i = 0; i < 100; ++i) Set("old:" + std::to_string(i), 1);
   Set("ghost", 1);  // no TTL, in the first segment
@@ -261,11 +261,11 @@ TEST_F(DefragTest, ExpiredButUntouchedKeyIsNotResurrectedByDefrag) {
   ExpectState("after a restart");
 }
 
-// BUG (src/storage/defrag.cc, DefragSegment): the victim is read from the device without first
-// writing the log buffers that still hold its tail. A segment sealed a moment ago (its last
-// buffer queued or in flight — one write at a time) reads as zeros from there, the scan stops
-// early, the live records after that point are not relocated, and the segment is freed: their
-// reads fail verification at once and the keys are gone after a restart.
+// Regression test; before 2bc9dd6 (src/storage/defrag.cc, DefragSegment): the victim is read from
+// the device without first writing the log buffers that still hold its tail. A segment sealed a
+// moment ago (its last buffer queued or in flight — one write at a time) reads as zeros from there,
+// the scan stops early, the live records after that point are not relocated, and the segment is
+// freed: their reads fail verification at once and the keys are gone after a restart.
 TEST_F(DefragTest, VictimWhoseTailIsStillBufferedLosesNothing) {
   for (int i = 0; i < 1000; ++i) {
     ASSERT_TRUE(Put(s(), "b:" + std::to_string(i), ValueFor("b", i, 500)).ok());
@@ -308,11 +308,11 @@ Task FlushallDuringDefrag(Store* s, bool* defrag_suspended, bool* flushed) {
   }
 }
 
-// BUG (src/storage/defrag.cc, DefragSegment; src/storage/store.cc, Store::ReleaseFlushed): a
-// FLUSHALL that runs while a defrag pass is suspended (it yields every 64 records, and waits for
-// the device) releases the victim with the other sealed segments; the pass then resumes, writes
-// a free header over the segment (which a shard may have reopened as its log by then) and
-// releases it a second time: the allocator holds it twice and hands it out twice.
+// Regression test; before 2bc9dd6 (src/storage/defrag.cc, DefragSegment; src/storage/store.cc,
+// Store::ReleaseFlushed): a FLUSHALL that runs while a defrag pass is suspended (it yields every 64
+// records, and waits for the device) releases the victim with the other sealed segments; the pass
+// then resumes, writes a free header over the segment (which a shard may have reopened as its log
+// by then) and releases it a second time: the allocator holds it twice and hands it out twice.
 TEST_F(DefragTest, FlushallDuringDefragDoesNotFreeASegmentTwice) {
   for (int i = 0; i < 300; ++i) Set("old:" + std::to_string(i), 1);
   Seal();

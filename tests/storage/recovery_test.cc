@@ -319,11 +319,11 @@ TEST_F(RecoveryTest, FlushallMakesOlderSegmentsDeadForRecovery) {
   ExpectGone("old:3");
 }
 
-// BUG (src/storage/store.cc, Store::ReleaseLarge; doc/storage-format.md "Segment header"): when a
-// large record's run is freed only its first segment gets a kind-4 header. The continuation
-// segments keep the value's bytes, so a value that happens to (or is made to) hold a valid segment
-// header at a segment boundary becomes a log segment at the next scan: its "records" are
-// recovered as keys.
+// Regression test; before 2bc9dd6 (src/storage/store.cc, Store::ReleaseLarge; doc/storage-format.md
+// "Segment header"): when a large record's run is freed only its first segment gets a kind-4
+// header. The continuation segments keep the value's bytes, so a value that happens to (or is made
+// to) hold a valid segment header at a segment boundary becomes a log segment at the next scan: its
+// "records" are recovered as keys.
 TEST_F(RecoveryTest, ReleasedLargeRunLeavesNothingAScanCanFind) {
   Start(1);
   Set("small", "x");
@@ -352,11 +352,11 @@ TEST_F(RecoveryTest, ReleasedLargeRunLeavesNothingAScanCanFind) {
   ExpectState();
 }
 
-// BUG (src/storage/store.cc, Store::ReleaseLarge): the run's length is recomputed from the
-// allocator as the kLargeTail segments that follow *owned by this shard*. Recovery marks a run
-// with the shard in its header; after a restart with another thread count the key's records
-// belong to another shard, and releasing the run frees only its first segment: the tails stay
-// allocated (kLargeTail) until the next restart.
+// Regression test; before 2bc9dd6 (src/storage/store.cc, Store::ReleaseLarge): the run's length is
+// recomputed from the allocator as the kLargeTail segments that follow *owned by this shard*.
+// Recovery marks a run with the shard in its header; after a restart with another thread count the
+// key's records belong to another shard, and releasing the run frees only its first segment: the
+// tails stay allocated (kLargeTail) until the next restart.
 TEST_F(RecoveryTest, LargeRunFromAnotherShardCountIsReleasedWhole) {
   // A key in shard 0 of 2 and in shard 1 of 3.
   std::string key;

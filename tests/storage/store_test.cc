@@ -370,10 +370,11 @@ TEST_F(StoreTest, LargeRecordOfSeveralSegmentsIsWrittenReadAndReleased) {
   EXPECT_EQ(Get(*s, "big").value, "small now");
 }
 
-// BUG (src/storage/store.cc, Store::Unaccount): a large record's run is released only when its
-// location word has no length (records above 16 MiB). A record larger than a write buffer but
-// at most 16 MiB — with the default 2 MiB buffers, every value of 2..16 MiB — keeps its segments
-// forever once overwritten or deleted, and after a restart too (its kind-2 header stays).
+// Regression test; before 2bc9dd6 (src/storage/store.cc, Store::Unaccount): a large record's run is
+// released only when its location word has no length (records above 16 MiB). A record larger than a
+// write buffer but at most 16 MiB — with the default 2 MiB buffers, every value of 2..16 MiB —
+// keeps its segments forever once overwritten or deleted, and after a restart too (its kind-2
+// header stays).
 TEST_F(StoreTest, LargeRecordUpTo16MiBIsReleasedWhenOverwritten) {
   StoreOptions o = NoCache();
   o.buffer_bytes = 64 << 10;
@@ -397,10 +398,11 @@ TEST_F(StoreTest, LargeRecordUpTo16MiBIsReleasedWhenOverwritten) {
   EXPECT_EQ(Get(*s, "big").value, big + "!");
 }
 
-// BUG (src/storage/store.cc, Store::ExpireEntry + Store::SweepTombstones): an expired large
-// record stays as the key's marker with origin = its run's seq + 1, but the run itself counts in
-// DataFile::MinLiveSeq (kLarge), so min_live <= seq < origin and the marker — and with it the
-// whole run — is never dropped; defrag does not look at large runs either.
+// Regression test; before 2bc9dd6 (src/storage/store.cc, Store::ExpireEntry +
+// Store::SweepTombstones): an expired large record stays as the key's marker with origin = its
+// run's seq + 1, but the run itself counts in DataFile::MinLiveSeq (kLarge), so min_live <= seq <
+// origin and the marker — and with it the whole run — is never dropped; defrag does not look at
+// large runs either.
 TEST_F(StoreTest, ExpiredLargeRecordIsEventuallyReleased) {
   StoreOptions o = NoCache();
   o.buffer_bytes = 64 << 10;
@@ -421,10 +423,10 @@ TEST_F(StoreTest, ExpiredLargeRecordIsEventuallyReleased) {
   EXPECT_EQ(file_.file()->state(first), DataFile::SegState::kFree);
 }
 
-// BUG (src/storage/store.cc, AppendLarge; src/storage/shard_log.cc, ShardLog::Tick): under
-// appendfsync everysec a large record is written but never synced: it does not move the log's
-// written seq, so the once-a-second sync never sees anything to sync (only a later small write's
-// sync covers it by chance).
+// Regression test; before 2bc9dd6 (src/storage/store.cc, AppendLarge; src/storage/shard_log.cc,
+// ShardLog::Tick): under appendfsync everysec a large record is written but never synced: it does
+// not move the log's written seq, so the once-a-second sync never sees anything to sync (only a
+// later small write's sync covers it by chance).
 TEST_F(StoreTest, LargeRecordIsSyncedWithinASecondUnderEverysec) {
   StoreOptions o = NoCache();
   o.sync = SyncPolicy::kEverysec;
@@ -447,10 +449,10 @@ Task WriteMany(Store* s, int n, size_t value_len, int* done) {
   }
 }
 
-// BUG (src/storage/store.h, Store::EndOfTurn; src/storage/shard_log.h, SpaceAwaiter): a write
-// that found every buffer full waits in SpaceAvailable(), but nothing starts writing the queued
-// buffers: EndOfTurn kicks the log only when a client waits for durability or under
-// appendfsync always. Under everysec/no the writer stalls until the next timer Tick (100 ms),
+// Regression test; before 2bc9dd6 (src/storage/store.h, Store::EndOfTurn; src/storage/shard_log.h,
+// SpaceAwaiter): a write that found every buffer full waits in SpaceAvailable(), but nothing starts
+// writing the queued buffers: EndOfTurn kicks the log only when a client waits for durability or
+// under appendfsync always. Under everysec/no the writer stalls until the next timer Tick (100 ms),
 // which also caps a shard's write throughput at max_buffers * buffer_bytes per tick.
 TEST_F(StoreTest, WriterWaitingForABufferResumesAtTheEndOfTheTurn) {
   StoreOptions o;
