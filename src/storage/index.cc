@@ -439,11 +439,15 @@ void Index::Refill(const Bucket* src, uint32_t src_buckets, const Dir* to, int h
       uint32_t* nf = next_free[h].data();
       const uint32_t home = Home(e.fp, d.local_depth, n);
       uint32_t pos = home;
-      while (nf[pos] != pos) pos = nf[pos];
-      for (uint32_t x = home; nf[x] != pos && x != pos;) {  // path compression
-        const uint32_t up = nf[x];
-        nf[x] = pos;
-        x = up;
+      if (nf[pos] != pos) {  // home is full: find the next bucket with room, compress the path
+        do {
+          pos = nf[pos];
+        } while (nf[pos] != pos);
+        for (uint32_t x = home; nf[x] != pos;) {
+          const uint32_t up = nf[x];
+          nf[x] = pos;
+          x = up;
+        }
       }
       Entry& slot = d.buckets[pos].slot[used[h][pos]];
       slot.fp = e.fp;
