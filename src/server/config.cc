@@ -229,7 +229,7 @@ constexpr Flag kFlags[] = {
     {"network", Arity::kOne, "--network kernel", "network backend (default kernel)", ApplyNetwork},
     {"storage", Arity::kOne, "--storage uring", "storage backend (default uring)", ApplyStorage},
     {"registered-buffer-mb-per-worker", Arity::kOne, "--registered-buffer-mb-per-worker N",
-     "io_uring buffers per worker, MiB (default 64)", ApplyRegisteredBuffer},
+     "registered io_uring buffers per worker, MiB (default 16)", ApplyRegisteredBuffer},
     {"cache-mb", Arity::kOne, "--cache-mb N",
      "DRAM value cache, MiB (default: a quarter of RAM or of the memory cgroup limit)",
      ApplyCacheMb},

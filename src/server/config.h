@@ -41,7 +41,7 @@ struct Config {
   int metrics_port = 0;  // 0 = no metrics endpoint
   std::string network = "kernel";
   std::string storage = "uring";
-  int registered_buffer_mb_per_worker = 64;  // 0..65536
+  int registered_buffer_mb_per_worker = 16;  // 0..65536; pinned by io_uring, so resident
   bool shutdown_checkpoint = false;
   std::string requirepass;  // empty = no AUTH required
   AppendFsync appendfsync = AppendFsync::kEverysec;

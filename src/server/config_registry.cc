@@ -602,7 +602,7 @@ constexpr ParamSpec kSpecs[] = {
     Int("metrics-port", 0, 65535, "0", kImmutable),
     Enum("network", "kernel", "kernel", kImmutable),
     Bool("pin-workers", "yes", kImmutable),
-    Int("registered-buffer-mb-per-worker", 0, 65536, "64", kImmutable),
+    Int("registered-buffer-mb-per-worker", 0, 65536, "16", kImmutable),
     Bool("shutdown-checkpoint", "no"),
     Enum("storage", "uring", "uring", kImmutable),
     Int("threads", 0, 256, "0", kImmutable),

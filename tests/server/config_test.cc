@@ -69,7 +69,7 @@ TEST(ConfigTest, DefaultsWithNoArguments) {
   EXPECT_EQ(config.metrics_port, 0);
   EXPECT_EQ(config.network, "kernel");
   EXPECT_EQ(config.storage, "uring");
-  EXPECT_EQ(config.registered_buffer_mb_per_worker, 64);
+  EXPECT_EQ(config.registered_buffer_mb_per_worker, 16);
   EXPECT_FALSE(config.shutdown_checkpoint);
   EXPECT_EQ(config.requirepass, "");
   EXPECT_EQ(config.appendfsync, AppendFsync::kEverysec);
@@ -258,7 +258,7 @@ TEST(ConfigTest, HelpListsEveryFlagWithItsDefault) {
     }
     for (const char* def :
          {"default 127.0.0.1", "default 6379", "default ./data/lavik.data", "default ./logs",
-          "default 64", "default everysec", "default: a quarter", "default 86400000",
+          "default 16", "default everysec", "default: a quarter", "default 86400000",
           "default 10000", "default notice"}) {
       EXPECT_NE(text.find(def), std::string::npos) << def;
     }
