@@ -24,7 +24,7 @@
 # Environment (defaults in brackets):
 #   KEYS [8000000]           VALUE_SIZE [1024]      MEM_LIMIT [1G]        CACHE_MB [256]
 #   LAVIK_THREADS [1]        SERVER_CPUS [1]        CLIENT_CPUS [0]       SAMPLES [100]
-#   BENCH_REQUESTS [200000]  BENCH_CLIENTS [50]     FIO_SIZE [2G]         FIO_RUNTIME [20]
+#   BENCH_REQUESTS [200000]  BENCH_CLIENTS [50]     FIO_SIZE [8G]         FIO_RUNTIME [20]
 #   LAVIK_BIN [build/lavik: copied to BENCH_TMP first, so a rebuild mid-run does not matter]
 #   RESULTS_DIR [bench/results]
 #   BENCH_TMP [bench/tmp-<pid>: data file and fio file; created and deleted by the script]
@@ -52,7 +52,7 @@ CLIENT_CPUS=${CLIENT_CPUS:-0}
 SAMPLES=${SAMPLES:-100}
 BENCH_REQUESTS=${BENCH_REQUESTS:-200000}
 BENCH_CLIENTS=${BENCH_CLIENTS:-50}
-FIO_SIZE=${FIO_SIZE:-2G}
+FIO_SIZE=${FIO_SIZE:-8G}
 FIO_RUNTIME=${FIO_RUNTIME:-20}
 RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results}
 BENCH_TMP=${BENCH_TMP:-$ROOT/bench/tmp-$$}
