@@ -47,7 +47,7 @@ void ValueCache::Unlink(Queue& q, Node* n) {
 
 void ValueCache::Remove(Node* n) {
   Unlink(QueueOf(n), n);
-  index_.erase(n->fp);
+  index_.Erase(n->fp);
   delete n;
   // kEntryOverhead charges each entry for one ghost slot, so the ghost may not outgrow the
   // entries (Erase, stale drops and shrinking shed entries without pushing to the ghost).
@@ -55,12 +55,12 @@ void ValueCache::Remove(Node* n) {
 }
 
 const std::string* ValueCache::Get(uint64_t fp, uint64_t loc) {
-  auto it = index_.find(fp);
-  if (it == index_.end()) {
+  Node** found = index_.Find(fp);
+  if (found == nullptr) {
     ++misses_;
     return nullptr;
   }
-  Node* n = it->second;
+  Node* n = *found;
   if (n->loc != loc) {
     // An older version of the key: it can never be served again, so free the memory now.
     Remove(n);
@@ -74,17 +74,17 @@ const std::string* ValueCache::Get(uint64_t fp, uint64_t loc) {
 
 void ValueCache::Put(uint64_t fp, uint64_t loc, std::string_view value) {
   if (capacity_ == 0) return;
-  auto it = index_.find(fp);
+  Node** found = index_.Find(fp);
   // Admission: one value may take at most an eighth of the cache, so a few large values cannot
   // flush the whole working set. The second test matters only for tiny capacities, where the
   // fixed overhead alone would not fit.
   if (value.size() > capacity_ / 8 || Charge(value.size()) > capacity_) {
-    if (it != index_.end()) Remove(it->second);
+    if (found != nullptr) Remove(*found);
     return;
   }
-  if (it != index_.end()) {
+  if (found != nullptr) {
     // A new version of a cached key: rewrite in place, keeping its position and counter.
-    Node* n = it->second;
+    Node* n = *found;
     Queue& q = QueueOf(n);
     q.bytes -= Charge(n->value.size());
     n->value.assign(value);
@@ -95,15 +95,15 @@ void ValueCache::Put(uint64_t fp, uint64_t loc, std::string_view value) {
   } else {
     Node* n = new Node{nullptr, nullptr, fp, loc, std::string(value), 0, TakeGhost(fp)};
     PushHead(QueueOf(n), n);
-    index_.emplace(fp, n);
+    index_.Put(fp, n);
   }
   EvictToCapacity();
 }
 
 void ValueCache::Move(uint64_t fp, uint64_t old_loc, uint64_t new_loc) {
-  auto it = index_.find(fp);
-  if (it == index_.end()) return;
-  Node* n = it->second;
+  Node** found = index_.Find(fp);
+  if (found == nullptr) return;
+  Node* n = *found;
   if (n->loc == old_loc) {
     n->loc = new_loc;
   } else if (n->loc != new_loc) {
@@ -112,8 +112,8 @@ void ValueCache::Move(uint64_t fp, uint64_t old_loc, uint64_t new_loc) {
 }
 
 void ValueCache::Erase(uint64_t fp) {
-  auto it = index_.find(fp);
-  if (it != index_.end()) Remove(it->second);
+  Node** found = index_.Find(fp);
+  if (found != nullptr) Remove(*found);
   // A deleted key that comes back is a new key; it should not inherit a promotion to main.
   ghost_index_.erase(fp);
 }
@@ -127,7 +127,7 @@ void ValueCache::Clear() {
     }
     *q = Queue{};
   }
-  index_.clear();
+  index_.Clear();
   ghost_fifo_.clear();
   ghost_index_.clear();
   ghost_front_seq_ = 0;

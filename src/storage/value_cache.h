@@ -31,6 +31,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/flat_map.h"
+
 namespace lavik {
 
 class ValueCache {
@@ -121,7 +123,7 @@ class ValueCache {
   size_t small_target_ = 0;  // capacity_ / 10
   Queue small_;
   Queue main_;
-  std::unordered_map<uint64_t, Node*> index_;
+  FlatMap<Node*> index_;  // fp -> entry (fingerprints are never 0)
 
   // Ghost FIFO of fingerprints evicted from small. ghost_fifo_[i] has sequence number
   // ghost_front_seq_ + i; ghost_index_ maps a remembered fp to the sequence number of its live
