@@ -5,18 +5,12 @@
 #include <climits>
 #include <string>
 
+#include "base/ascii.h"
 #include "base/numbers.h"
 #include "protocol/errors.h"
 
 namespace lavik {
-namespace {
-
-bool Is(std::string_view s, const char* word) {
-  return s.size() == std::char_traits<char>::length(word) &&
-         strncasecmp(s.data(), word, s.size()) == 0;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 bool ExpireAtMsOrReply(Context& ctx, std::string_view arg, ExpireUnit unit, bool relative,
                        int64_t* out) {
@@ -49,30 +43,30 @@ bool ParseExtendedSetArgsOrReply(Context& ctx, std::span<const std::string_view>
   for (size_t j = 0; j < opts.size(); ++j) {
     std::string_view o = opts[j];
     bool has_next = j + 1 < opts.size();
-    if (Is(o, "nx") && !(f & kSetXx) && is_set) {
+    if (EqualsNoCase(o, "nx") && !(f & kSetXx) && is_set) {
       f |= kSetNx;
-    } else if (Is(o, "xx") && !(f & kSetNx) && is_set) {
+    } else if (EqualsNoCase(o, "xx") && !(f & kSetNx) && is_set) {
       f |= kSetXx;
-    } else if (Is(o, "get") && is_set) {
+    } else if (EqualsNoCase(o, "get") && is_set) {
       f |= kSetGet;
-    } else if (Is(o, "keepttl") && !(f & (kSetPersist | kSetAnyExpire)) && is_set) {
+    } else if (EqualsNoCase(o, "keepttl") && !(f & (kSetPersist | kSetAnyExpire)) && is_set) {
       f |= kSetKeepTtl;
-    } else if (Is(o, "persist") && !is_set && !(f & (kSetAnyExpire | kSetKeepTtl))) {
+    } else if (EqualsNoCase(o, "persist") && !is_set && !(f & (kSetAnyExpire | kSetKeepTtl))) {
       f |= kSetPersist;
-    } else if (Is(o, "ex") && !(f & (kSetKeepTtl | kSetPersist | kSetExAt | kSetPx | kSetPxAt)) &&
-               has_next) {
+    } else if (EqualsNoCase(o, "ex") &&
+               !(f & (kSetKeepTtl | kSetPersist | kSetExAt | kSetPx | kSetPxAt)) && has_next) {
       f |= kSetEx;
       expire_arg = opts[++j];
-    } else if (Is(o, "px") && !(f & (kSetKeepTtl | kSetPersist | kSetEx | kSetExAt | kSetPxAt)) &&
-               has_next) {
+    } else if (EqualsNoCase(o, "px") &&
+               !(f & (kSetKeepTtl | kSetPersist | kSetEx | kSetExAt | kSetPxAt)) && has_next) {
       f |= kSetPx;
       expire_arg = opts[++j];
-    } else if (Is(o, "exat") && !(f & (kSetKeepTtl | kSetPersist | kSetEx | kSetPx | kSetPxAt)) &&
-               has_next) {
+    } else if (EqualsNoCase(o, "exat") &&
+               !(f & (kSetKeepTtl | kSetPersist | kSetEx | kSetPx | kSetPxAt)) && has_next) {
       f |= kSetExAt;
       expire_arg = opts[++j];
-    } else if (Is(o, "pxat") && !(f & (kSetKeepTtl | kSetPersist | kSetEx | kSetExAt | kSetPx)) &&
-               has_next) {
+    } else if (EqualsNoCase(o, "pxat") &&
+               !(f & (kSetKeepTtl | kSetPersist | kSetEx | kSetExAt | kSetPx)) && has_next) {
       f |= kSetPxAt;
       expire_arg = opts[++j];
     } else {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
 #include "base/glob.h"
 #include "base/numbers.h"
 #include "commands/families.h"
@@ -16,11 +17,6 @@
 
 namespace lavik {
 namespace {
-
-bool Is(std::string_view s, const char* word) {
-  return s.size() == std::char_traits<char>::length(word) &&
-         strncasecmp(s.data(), word, s.size()) == 0;
-}
 
 template <typename Fn>
 auto OnShard(Context& ctx, int id, Fn fn) {
@@ -117,13 +113,13 @@ Task ExpireGeneric(Context& ctx, int64_t basetime, bool seconds) {
   uint32_t flags = 0;
   for (size_t i = 3; i < ctx.args.size(); ++i) {
     std::string_view o = ctx.args[i];
-    if (Is(o, "nx")) {
+    if (EqualsNoCase(o, "nx")) {
       flags |= kExpNx;
-    } else if (Is(o, "xx")) {
+    } else if (EqualsNoCase(o, "xx")) {
       flags |= kExpXx;
-    } else if (Is(o, "gt")) {
+    } else if (EqualsNoCase(o, "gt")) {
       flags |= kExpGt;
-    } else if (Is(o, "lt")) {
+    } else if (EqualsNoCase(o, "lt")) {
       flags |= kExpLt;
     } else {
       ctx.reply->Error("ERR Unsupported option " + std::string(o));
@@ -342,7 +338,7 @@ Task Scan(Context& ctx) {
   for (size_t i = 2; i < ctx.args.size(); i += 2) {
     std::string_view o = ctx.args[i];
     bool has_value = i + 1 < ctx.args.size();
-    if (Is(o, "count") && has_value) {
+    if (EqualsNoCase(o, "count") && has_value) {
       if (!ParseInt64(ctx.args[i + 1], &count)) {
         ctx.reply->Error(kErrNotInteger);
         co_return;
@@ -351,10 +347,10 @@ Task Scan(Context& ctx) {
         ctx.reply->Error(kErrSyntax);
         co_return;
       }
-    } else if (Is(o, "match") && has_value) {
+    } else if (EqualsNoCase(o, "match") && has_value) {
       pattern = ctx.args[i + 1];
       use_pattern = !MatchAll(pattern);
-    } else if (Is(o, "type") && has_value) {
+    } else if (EqualsNoCase(o, "type") && has_value) {
       type = ctx.args[i + 1];
       use_type = true;
     } else {
@@ -372,7 +368,7 @@ Task Scan(Context& ctx) {
     co_await RunOnShard(ctx, shard, [&](Store& st) -> Task {
       std::vector<std::pair<uint64_t, uint64_t>> entries;
       inner = st.ScanIndex(inner, static_cast<size_t>(count), [&](uint64_t fp, uint64_t l) {
-        if (!use_type || Is(type, std::string(TypeName(loc::Type(l))).c_str())) {
+        if (!use_type || EqualsNoCase(type, TypeName(loc::Type(l)))) {
           entries.emplace_back(fp, l);
         }
       });
@@ -446,8 +442,8 @@ Task DbSize(Context& ctx) {
 // FLUSHDB / FLUSHALL: every shard drops its keys and closes its segment; then the superblock's
 // flush_seq makes every older segment dead for recovery, and the segments are freed.
 Task Flush(Context& ctx) {
-  if (ctx.args.size() > 2 ||
-      (ctx.args.size() == 2 && !Is(ctx.args[1], "async") && !Is(ctx.args[1], "sync"))) {
+  if (ctx.args.size() > 2 || (ctx.args.size() == 2 && !EqualsNoCase(ctx.args[1], "async") &&
+                              !EqualsNoCase(ctx.args[1], "sync"))) {
     ctx.reply->Error(kErrSyntax);
     co_return;
   }

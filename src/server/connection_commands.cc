@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
 #include "base/clock.h"
 #include "base/numbers.h"
 #include "commands/command.h"
@@ -15,11 +16,6 @@
 
 namespace lavik {
 namespace {
-
-bool Is(std::string_view s, const char* word) {
-  return s.size() == std::char_traits<char>::length(word) &&
-         strncasecmp(s.data(), word, s.size()) == 0;
-}
 
 // The server's Redis-compatibility level, as HELLO and INFO report it (see doc/commands.md).
 constexpr std::string_view kRedisVersion = "7.0.15";
@@ -108,12 +104,12 @@ Task Hello(Context& ctx) {
   bool has_name = false;
   for (size_t j = 2; j < ctx.args.size(); ++j) {
     size_t more = ctx.args.size() - 1 - j;
-    if (Is(ctx.args[j], "auth") && more >= 2) {
+    if (EqualsNoCase(ctx.args[j], "auth") && more >= 2) {
       user = ctx.args[j + 1];
       pass = ctx.args[j + 2];
       has_auth = true;
       j += 2;
-    } else if (Is(ctx.args[j], "setname") && more >= 1) {
+    } else if (EqualsNoCase(ctx.args[j], "setname") && more >= 1) {
       name = ctx.args[j + 1];
       has_name = true;
       ++j;
@@ -229,17 +225,18 @@ Task ClientList(Context& ctx) {
   bool none = false;
   std::vector<uint64_t> ids;
   for (size_t i = 2; i < ctx.args.size(); ++i) {
-    if (Is(ctx.args[i], "type") && i + 1 < ctx.args.size()) {
+    if (EqualsNoCase(ctx.args[i], "type") && i + 1 < ctx.args.size()) {
       std::string_view t = ctx.args[++i];
-      if (Is(t, "normal")) {
+      if (EqualsNoCase(t, "normal")) {
         only_normal = true;
-      } else if (Is(t, "master") || Is(t, "replica") || Is(t, "slave") || Is(t, "pubsub")) {
+      } else if (EqualsNoCase(t, "master") || EqualsNoCase(t, "replica") ||
+                 EqualsNoCase(t, "slave") || EqualsNoCase(t, "pubsub")) {
         none = true;  // no such clients in this version
       } else {
         ctx.reply->Error("ERR Unknown client type '" + std::string(t) + "'");
         co_return;
       }
-    } else if (Is(ctx.args[i], "id") && i + 1 < ctx.args.size()) {
+    } else if (EqualsNoCase(ctx.args[i], "id") && i + 1 < ctx.args.size()) {
       for (++i; i < ctx.args.size(); ++i) {
         uint64_t id;
         if (!ParseUint64(ctx.args[i], &id) || id == 0) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.h"
 #include "base/clock.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
@@ -17,11 +18,6 @@ namespace lavik {
 Task Info(Context& ctx);  // info.cc
 
 namespace {
-
-bool Is(std::string_view s, const char* word) {
-  return s.size() == std::char_traits<char>::length(word) &&
-         strncasecmp(s.data(), word, s.size()) == 0;
-}
 
 Task ConfigGet(Context& ctx) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -94,11 +90,12 @@ Task Time(Context& ctx) {
 Task Shutdown(Context& ctx) {
   for (size_t i = 1; i < ctx.args.size(); ++i) {
     std::string_view o = ctx.args[i];
-    if (Is(o, "abort")) {
+    if (EqualsNoCase(o, "abort")) {
       ctx.reply->Error("ERR No shutdown in progress.");
       co_return;
     }
-    if (!Is(o, "nosave") && !Is(o, "save") && !Is(o, "now") && !Is(o, "force")) {
+    if (!EqualsNoCase(o, "nosave") && !EqualsNoCase(o, "save") && !EqualsNoCase(o, "now") &&
+        !EqualsNoCase(o, "force")) {
       ctx.reply->Error(kErrSyntax);
       co_return;
     }

@@ -148,7 +148,7 @@ void ShardLog::Kick(bool partial) {
 void ShardLog::Tick(int64_t now_ms) {
   Kick(true);
   if (policy_ == SyncPolicy::kEverysec && now_ms - last_sync_ms_ >= 1000 &&
-      written_seq_ > durable_seq_) {
+      (written_seq_ > durable_seq_ || external_unsynced_)) {
     sync_needed_ = true;
     Kick(false);
   }
@@ -201,17 +201,19 @@ Task ShardLog::Flusher() {
       continue;
     }
     bool must_sync =
-        written_seq_ > durable_seq_ &&
+        (written_seq_ > durable_seq_ || external_unsynced_) &&
         (policy_ == SyncPolicy::kAlways || !waiters_.empty() ||
          (policy_ == SyncPolicy::kEverysec && sync_needed_ && last_sync_ms_ + 1000 <= NowMs()));
     if (!must_sync) break;
     uint64_t target = written_seq_;
+    const bool covers_external = external_unsynced_;
     int res = co_await dev_->Sync();
     if (res < 0) {
       Fail("sync of the data file failed: " + std::string(std::strerror(-res)));
       break;
     }
     durable_seq_ = std::max(durable_seq_, target);
+    if (covers_external) external_unsynced_ = false;
     sync_needed_ = false;
     last_sync_ms_ = NowMs();
     WakeDurable();
@@ -244,12 +246,14 @@ Task ShardLog::FlushAndSync(bool* ok) {
   } else if (written_seq_ > durable_seq_ || !queue_.empty()) {
     co_await WaitDurable(std::max(target, written_seq_));
   }
-  if (failed_ || (durable_seq_ >= last_seq_ && queue_.empty())) {
+  if (failed_ || (durable_seq_ >= last_seq_ && queue_.empty() && !external_unsynced_)) {
     *ok = !failed_;  // every record is written and synced already
     co_return;
   }
   // Records written outside the buffers, or a sync still owed: one more sync covers them.
+  const bool covers_external = external_unsynced_;
   int res = co_await dev_->Sync();
+  if (res >= 0 && covers_external) external_unsynced_ = false;
   *ok = !failed_ && res >= 0;
 }
 

@@ -49,9 +49,9 @@ class ShardLog {
   void CloseSegment();
   // A record written outside the buffers (a large record) under everysec/no: the next periodic
   // sync must cover it.
-  void NoteExternalWrite(uint64_t seq) {
-    last_seq_ = std::max(last_seq_, seq);
-    written_seq_ = std::max(written_seq_, seq);
+  // (Its seq is not the log's: records still in the buffers may have smaller ones.)
+  void NoteExternalWrite() {
+    external_unsynced_ = true;
     sync_needed_ = true;
   }
   // Drops a sealed segment from the defrag candidates (it was freed).
@@ -150,6 +150,7 @@ class ShardLog {
   bool flushing_ = false;
   bool want_partial_ = false;
   bool sync_needed_ = false;
+  bool external_unsynced_ = false;  // a large record was written and not synced yet
   uint64_t last_seq_ = 0;
   uint64_t written_seq_ = 0;
   uint64_t durable_seq_ = 0;

@@ -343,7 +343,7 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
     for (uint32_t i = 1; i < count; ++i) file_->ReleaseSegment(first + i);
     co_return Failure(std::string("write of the data file failed: ") + std::strerror(-res));
   }
-  if (sync_ != SyncPolicy::kAlways) log_.NoteExternalWrite(seq);
+  if (sync_ != SyncPolicy::kAlways) log_.NoteExternalWrite();
   const uint64_t l = loc::Make(start + kBlockSize, len, type, expire_ms != 0);
   large_lens_[l] = len;
   *loc_out = l;
