@@ -32,6 +32,8 @@ std::string_view TypeName(ValueType t) {
 namespace {
 
 constexpr uint64_t kAnyLoc = ~uint64_t{0};
+// How long a write waits for defrag to free space before it reports the device full.
+constexpr int64_t kNoSpaceWaitUs = 2'000'000;
 
 std::string NoSpaceError() {
   return "ERR no space left on the data file (device full): delete keys or let defrag free "
@@ -248,6 +250,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     co_return co_await AppendLarge(key, fp, type, value, expire_ms, loc_out);
   }
   ShardLog::Slot slot;
+  int64_t no_space_deadline = 0;
   while (true) {
     if (expect != kAnyLoc) {
       uint64_t cur = 0;
@@ -262,6 +265,16 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
       continue;
     }
     if (st == ShardLog::ReserveStatus::kNoSpace) {
+      // Defrag may be about to free a segment (a shard's timer starts it when space runs low):
+      // give it a moment — yielding, so the worker keeps serving — before failing the write.
+      if (Worker::Current() != nullptr) {
+        if (no_space_deadline == 0) no_space_deadline = MonotonicUs() + kNoSpaceWaitUs;
+        if (MonotonicUs() < no_space_deadline) {
+          if (!defrag_running_ && !defrag_paused_) Defrag(true).Start(nullptr, nullptr);
+          co_await YieldToLoop();
+          continue;
+        }
+      }
       co_return WriteResult{WriteResult::Status::kNoSpace, NoSpaceError()};
     }
     co_return Failure(log_.error());
