@@ -52,7 +52,8 @@
 # Settings that differ from these defaults are listed in the README automatically.
 #
 # With the defaults (2 data sets x lavik + redis, 7 connection counts, 10 s windows) the run takes
-# about 25-30 minutes and needs ~3 GiB of RAM for redis and ~8 GiB of disk for lavik's data file.
+# 20-35 minutes (19 min on a quiet machine without the quiet wait, 30 min with it on a busy one)
+# and needs ~3.5 GiB of RAM for redis and ~8 GiB of disk for lavik's data file.
 # The settings are assigned through knob (printf -v), which shellcheck cannot follow.
 # shellcheck disable=SC2153
 set -euo pipefail

@@ -37,7 +37,7 @@ class Series:
 
 class Panel:
     def __init__(self, title, x_label, y_label, x_log=False, x_ticks=None, y_log=False,
-                 y_unit="", x_plain=False):
+                 y_unit="", x_plain=False, y_plain=False):
         self.title = title
         self.x_label = x_label
         self.y_label = y_label
@@ -46,6 +46,7 @@ class Panel:
         self.y_log = y_log
         self.y_unit = y_unit
         self.x_plain = x_plain  # x tick labels as plain integers (1280, not 1.28k)
+        self.y_plain = y_plain  # y tick labels as plain numbers (2000 ms, not 2k)
         self.series = []
 
     def add(self, label, points, color, dash=""):
@@ -173,7 +174,7 @@ def _draw_panel(cv, panel, x0, y0, w, h):
         y = fy(t)
         cv.line(x0, y, x0 + w, y, stroke="#e4e4e4")
         cv.line(x0 - 4, y, x0, y, stroke="#444")
-        cv.text(x0 - 7, y + 4, fmt_num(t), size=11, anchor="end")
+        cv.text(x0 - 7, y + 4, "%g" % t if panel.y_plain else fmt_num(t), size=11, anchor="end")
     for t in xt:
         x = fx(t)
         cv.line(x, y0, x, y0 + h, stroke="#f0f0f0")
