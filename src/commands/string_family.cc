@@ -253,27 +253,44 @@ Task StrLen(Context& ctx) {
   }
 }
 
-// APPEND: read-modify-write, retried if the key changed while it was read. The TTL stays.
-Task Append(Context& ctx) {
+// Read-modify-write of the string at ctx.args[1], retried if another write came in while it
+// was read; the TTL stays, as in Redis. `modify(exists, &value)` turns the old value (empty if
+// missing) into the new one, or replies an error itself and returns false. True once written,
+// with the value written in *out (the caller replies).
+template <typename Modify>
+TaskOf<bool> RewriteStringOrReply(Context& ctx, Modify modify, std::string* out) {
   Store& st = *ctx.store;
-  std::string_view add = ctx.args[2];
   while (true) {
     KeyInfo info;
     std::string v;
-    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &v)) co_return;
-    if (!CheckStringLengthOrReply(ctx, static_cast<int64_t>(v.size()),
-                                  static_cast<int64_t>(add.size()))) {
-      co_return;
-    }
-    v.append(add.data(), add.size());
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &v)) co_return false;
+    if (!modify(info.exists, &v)) co_return false;
     bool applied = false;
     WriteResult w = co_await st.WriteIf(ctx.args[1], info.exists ? info.loc : 0, ValueType::kString,
                                         v, info.expire_ms, &applied);
-    if (!WriteOkOrReply(ctx, w)) co_return;
-    if (!applied) continue;
-    ctx.reply->Integer(static_cast<int64_t>(v.size()));
-    co_return;
+    if (!WriteOkOrReply(ctx, w)) co_return false;
+    if (applied) {
+      *out = std::move(v);
+      co_return true;
+    }
   }
+}
+
+Task Append(Context& ctx) {
+  std::string_view add = ctx.args[2];
+  std::string written;
+  bool ok = co_await RewriteStringOrReply(
+      ctx,
+      [&](bool, std::string* v) {
+        if (!CheckStringLengthOrReply(ctx, static_cast<int64_t>(v->size()),
+                                      static_cast<int64_t>(add.size()))) {
+          return false;
+        }
+        v->append(add.data(), add.size());
+        return true;
+      },
+      &written);
+  if (ok) ctx.reply->Integer(static_cast<int64_t>(written.size()));
 }
 
 Task GetRange(Context& ctx) {
@@ -326,7 +343,6 @@ Task SetRange(Context& ctx) {
     co_return;
   }
   std::string_view value = ctx.args[3];
-  Store& st = *ctx.store;
   if (value.empty()) {
     KeyInfo info;
     std::string cur;
@@ -335,51 +351,42 @@ Task SetRange(Context& ctx) {
     co_return;
   }
   if (!CheckStringLengthOrReply(ctx, offset, static_cast<int64_t>(value.size()))) co_return;
-  while (true) {
-    KeyInfo info;
-    std::string v;
-    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &v)) co_return;
-    size_t need = static_cast<size_t>(offset) + value.size();
-    if (v.size() < need) v.resize(need, '\0');
-    std::memcpy(v.data() + offset, value.data(), value.size());
-    bool applied = false;
-    WriteResult w = co_await st.WriteIf(ctx.args[1], info.exists ? info.loc : 0, ValueType::kString,
-                                        v, info.expire_ms, &applied);
-    if (!WriteOkOrReply(ctx, w)) co_return;
-    if (!applied) continue;
-    ctx.reply->Integer(static_cast<int64_t>(v.size()));
-    co_return;
-  }
+  std::string written;
+  bool ok = co_await RewriteStringOrReply(
+      ctx,
+      [&](bool, std::string* v) {
+        size_t need = static_cast<size_t>(offset) + value.size();
+        if (v->size() < need) v->resize(need, '\0');
+        std::memcpy(v->data() + offset, value.data(), value.size());
+        return true;
+      },
+      &written);
+  if (ok) ctx.reply->Integer(static_cast<int64_t>(written.size()));
 }
 
 Task IncrDecr(Context& ctx, int64_t incr) {
-  Store& st = *ctx.store;
-  while (true) {
-    KeyInfo info;
-    std::string v;
-    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &v)) co_return;
-    int64_t value = 0;
-    if (info.exists && !ParseInt64(v, &value)) {
-      ctx.reply->Error(kErrNotInteger);
-      co_return;
-    }
-    if ((incr < 0 && value < 0 && incr < INT64_MIN - value) ||
-        (incr > 0 && value > 0 && incr > INT64_MAX - value)) {
-      ctx.reply->Error(kErrOverflow);
-      co_return;
-    }
-    value += incr;
-    char buf[kMaxInt64Chars + 1];
-    size_t n = FormatInt64(value, buf);
-    bool applied = false;
-    // The TTL stays, as in Redis.
-    WriteResult w = co_await st.WriteIf(ctx.args[1], info.exists ? info.loc : 0, ValueType::kString,
-                                        std::string_view(buf, n), info.expire_ms, &applied);
-    if (!WriteOkOrReply(ctx, w)) co_return;
-    if (!applied) continue;
-    ctx.reply->Integer(value);
-    co_return;
-  }
+  int64_t value = 0;
+  std::string written;
+  bool ok = co_await RewriteStringOrReply(
+      ctx,
+      [&](bool exists, std::string* v) {
+        value = 0;
+        if (exists && !ParseInt64(*v, &value)) {
+          ctx.reply->Error(kErrNotInteger);
+          return false;
+        }
+        if ((incr < 0 && value < 0 && incr < INT64_MIN - value) ||
+            (incr > 0 && value > 0 && incr > INT64_MAX - value)) {
+          ctx.reply->Error(kErrOverflow);
+          return false;
+        }
+        value += incr;
+        char buf[kMaxInt64Chars + 1];
+        v->assign(buf, FormatInt64(value, buf));
+        return true;
+      },
+      &written);
+  if (ok) ctx.reply->Integer(value);
 }
 
 Task Incr(Context& ctx) { co_await IncrDecr(ctx, 1); }
@@ -408,35 +415,27 @@ Task DecrBy(Context& ctx) {
 }
 
 Task IncrByFloat(Context& ctx) {
-  Store& st = *ctx.store;
-  while (true) {
-    KeyInfo info;
-    std::string v;
-    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &v)) co_return;
-    long double value = 0;
-    long double incr;
-    if (info.exists && !ParseLongDouble(v, &value)) {
-      ctx.reply->Error(kErrNotFloat);
-      co_return;
-    }
-    if (!ParseLongDouble(ctx.args[2], &incr)) {
-      ctx.reply->Error(kErrNotFloat);
-      co_return;
-    }
-    value += incr;
-    if (std::isnan(value) || std::isinf(value)) {
-      ctx.reply->Error(kErrIncrFloatNaN);
-      co_return;
-    }
-    std::string out = FormatLongDouble(value);
-    bool applied = false;
-    WriteResult w = co_await st.WriteIf(ctx.args[1], info.exists ? info.loc : 0, ValueType::kString,
-                                        out, info.expire_ms, &applied);
-    if (!WriteOkOrReply(ctx, w)) co_return;
-    if (!applied) continue;
-    ctx.reply->Bulk(out);
-    co_return;
-  }
+  std::string written;
+  bool ok = co_await RewriteStringOrReply(
+      ctx,
+      [&](bool exists, std::string* v) {
+        // As Redis: the key's type first, then both numbers.
+        long double value = 0;
+        long double incr;
+        if ((exists && !ParseLongDouble(*v, &value)) || !ParseLongDouble(ctx.args[2], &incr)) {
+          ctx.reply->Error(kErrNotFloat);
+          return false;
+        }
+        value += incr;
+        if (std::isnan(value) || std::isinf(value)) {
+          ctx.reply->Error(kErrIncrFloatNaN);
+          return false;
+        }
+        *v = FormatLongDouble(value);
+        return true;
+      },
+      &written);
+  if (ok) ctx.reply->Bulk(written);
 }
 
 // MGET: each shard's values are read (and copied) on its worker, then replied in key order.
