@@ -31,6 +31,8 @@
 # Environment (defaults in brackets):
 #   LAVIK_BIN [build/lavik: copied to BENCH_TMP first, so a rebuild mid-run cannot mix builds]
 #   LAVIK_BENCH [build/lavik-bench]   LAVIK_THREADS [1]   CACHE_MB [256]   VALUE_SIZE [1024]
+#   SMALL_CACHE_MB [2048: lavik's value cache for the SMALL_KEYS data set, large enough to hold it,
+#     so that data set measures lavik's DRAM path and the big one its device path; 0 = CACHE_MB]
 #   SMALL_KEYS [1000000]   BIG_FACTOR [10]
 #   BIG_KEYS [BIG_FACTOR x the lavik value cache: CACHE_MB MiB x BIG_FACTOR / VALUE_SIZE = 2621440]
 #   DATASETS ["SMALL_KEYS BIG_KEYS": key counts, each run on every server]
@@ -82,6 +84,7 @@ knob LAVIK_BIN "$ROOT/build/lavik"
 knob LAVIK_BENCH "$ROOT/build/lavik-bench"
 knob LAVIK_THREADS 1
 knob CACHE_MB 256
+knob SMALL_CACHE_MB 2048
 knob VALUE_SIZE 1024
 knob SMALL_KEYS 1000000
 knob BIG_FACTOR 10
@@ -120,7 +123,7 @@ require_tools "$REDIS_CLI" "$PYTHON" taskset getconf awk df nproc
 [[ -x $LAVIK_BIN ]] || die "$LAVIK_BIN not built (cmake --build build --target lavik)"
 [[ -x $LAVIK_BENCH ]] ||
   die "$LAVIK_BENCH not built (cmake --build build -j2 --target lavik-bench)"
-for v in LAVIK_THREADS CACHE_MB VALUE_SIZE DURATION WARMUP WARMUP_CONNECTIONS RATE_CONNECTIONS \
+for v in LAVIK_THREADS CACHE_MB SMALL_CACHE_MB VALUE_SIZE DURATION WARMUP WARMUP_CONNECTIONS RATE_CONNECTIONS \
   RATE_STEP RATE_MAX_POINTS RATE_DURATION FILL_CONNECTIONS FILL_PIPELINE SAMPLES; do
   require_uint "$v" "${!v}"
 done
@@ -296,6 +299,15 @@ save_server_logs() {
   fi
 }
 
+# cache_mb_for KEYS: lavik's --cache-mb for a data set of KEYS keys.
+cache_mb_for() {
+  if [[ $1 == "$SMALL_KEYS" ]] && ((SMALL_CACHE_MB > 0)); then
+    echo "$SMALL_CACHE_MB"
+  else
+    echo "$CACHE_MB"
+  fi
+}
+
 start_server() {
   local name=$1
   SERVER_NAME=$name
@@ -305,7 +317,7 @@ start_server() {
   local -a cmd
   if [[ $name == lavik ]]; then
     mkdir -p "$dir/data" "$dir/logs"
-    cmd=("$LAVIK_RUN" --port "$PORT" --threads "$LAVIK_THREADS" --cache-mb "$CACHE_MB"
+    cmd=("$LAVIK_RUN" --port "$PORT" --threads "$LAVIK_THREADS" --cache-mb "$(cache_mb_for "$KEYS")"
       --data-file "$dir/data/lavik.data" --log-dir "$dir/logs")
     if ((LAVIK_THREADS > SERVER_NCPUS)); then
       cmd+=(--no-pin-workers)
@@ -652,6 +664,7 @@ for server in "${SERVER_LIST[@]}"; do
     fi
     meta "config.$TAG.server" "$server"
     meta "config.$TAG.keys" "$KEYS"
+    meta "config.$TAG.cache_mb" "$(cache_mb_for "$KEYS")"
     meta "config.$TAG.version" "$version"
     meta "config.$TAG.cmdline" "$CMDLINE"
     meta "config.$TAG.load_start" "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -109,6 +109,25 @@ class Config:
         return (num(v[0]), num(v[1])) if len(v) == 2 else (None, None)
 
 
+def dataset_cache_mb(configs, meta, keys):
+    """lavik's --cache-mb for the data set of `keys` keys (recorded per configuration; older
+    runs recorded only the CACHE_MB knob)."""
+    for c in configs:
+        if c.meta.get("keys") == keys and c.meta.get("cache_mb"):
+            return int(c.meta["cache_mb"])
+    return int(meta.get("knob.CACHE_MB", "0"))
+
+
+def lavik_caches(configs, meta):
+    """'2048 MiB with 1,000,000 keys, 256 MiB with 2,621,440 keys', or one size if all are equal."""
+    sizes = []
+    for n in meta.get("datasets", "").split():
+        sizes.append((dataset_cache_mb(configs, meta, n), n))
+    if len({mb for mb, _ in sizes}) <= 1:
+        return "%s MiB" % (sizes[0][0] if sizes else meta.get("knob.CACHE_MB", "?"))
+    return ", ".join("%d MiB with %s keys" % (mb, "{:,}".format(int(n))) for mb, n in sizes)
+
+
 def load(d):
     meta = read_meta(os.path.join(d, "meta.txt"))
     tags = []
@@ -460,8 +479,8 @@ def render(d):
     w("`used_memory` is each server's own INFO accounting (lavik: index + value cache + buffers; "
       "redis: its allocator's view of the whole data set); RSS is VmRSS from "
       "`/proc/PID/status`. Snapshots: empty server, after the fill, after every measured point. "
-      "lavik keeps values in its data file (O_DIRECT) and only a %s MiB value cache in DRAM; "
-      "redis keeps the whole data set in DRAM." % meta.get("knob.CACHE_MB", "?"))
+      "lavik keeps values in its data file (O_DIRECT) and only its value cache in DRAM (%s); "
+      "redis keeps the whole data set in DRAM." % lavik_caches(configs, meta))
     w("")
 
     w("## Checks")
@@ -541,17 +560,18 @@ def render(d):
       "configuration: %s." % (meta.get("knob.RATE_DURATION"), "; ".join(
           "%s: %s" % (c.label, c.meta.get("rates", "-")) for c in configs)))
     vsize = int(meta.get("knob.VALUE_SIZE", "1024"))
-    cache = int(meta.get("knob.CACHE_MB", "0")) * 1048576
     sets = []
     for n in meta.get("datasets", "").split():
         b = int(n) * vsize
+        cache = dataset_cache_mb(configs, meta, n) * 1048576
         sets.append("%s keys = %.2f GiB of values%s" % (
             "{:,}".format(int(n)), b / 2 ** 30,
-            " (%.1fx lavik's %d MiB value cache)" % (b / cache, cache >> 20) if cache else ""))
+            " (%.1fx lavik's %d MiB value cache, `--cache-mb %d`)"
+            % (b / cache, cache >> 20, cache >> 20) if cache else ""))
     w("- Data sets: %s. lavik keeps its index in DRAM and values in its data file plus the "
-      "value cache (`--cache-mb %s`); redis-server holds everything in DRAM. The machine's "
+      "value cache; redis-server holds everything in DRAM. The machine's "
       "page cache does not help lavik: its data file is opened with O_DIRECT."
-      % ("; ".join(sets), meta.get("knob.CACHE_MB")))
+      % "; ".join(sets))
     w("- lavik writes every value to its data file (defaults: `--appendfsync everysec`); "
       "redis-server runs with `--save '' --appendonly no` (no persistence).")
     w("- Checks around every configuration: DBSIZE exactly N and STRLEN = %s for keys 1, 2, "
