@@ -102,6 +102,9 @@ Server::Server(Config config) : config_(std::move(config)) {
       return Status::Error("Lavik cannot change it at runtime; restart with the new value");
     });
   }
+  obs_ = std::make_unique<Observability>(table_,
+                                         config_.threads > 0 ? config_.threads : DefaultThreads());
+  obs_->WireConfig(&registry_);
   run_id_ = RandomHex(40);
 }
 
@@ -367,7 +370,7 @@ int Server::Run() {
     return 1;
   }
   start_ms_ = NowMs();
-  if (!StartWorkers(&error)) {
+  if (!StartWorkers(&error) || !obs_->StartMetrics(this, &error)) {
     LogWarning("Fatal: " + error);
     for (auto& w : workers_) w->RequestStop();
     for (auto& w : workers_) w->Join();
@@ -383,6 +386,7 @@ int Server::Run() {
   LogNotice(std::string("Received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
             ", shutting down: finishing in-flight requests");
   drain_deadline_us_ = MonotonicUs() + kDrainTimeoutUs;
+  obs_->StopMetrics();  // before the workers stop: a scrape may be waiting for them
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
   if (config_.shutdown_checkpoint) {
