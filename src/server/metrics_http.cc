@@ -195,7 +195,7 @@ std::string RenderPrometheus(const MetricsSnapshot& s) {
   return out;
 }
 
-bool MetricsHttp::Start(const std::string& address, int port, Render render, std::string* error) {
+bool MetricsHttp::Bind(const std::string& address, int port, std::string* error) {
   sockaddr_storage ss{};
   socklen_t len = 0;
   auto* in4 = reinterpret_cast<sockaddr_in*>(&ss);
@@ -237,9 +237,12 @@ bool MetricsHttp::Start(const std::string& address, int port, Render render, std
     return false;
   }
   listen_fd_ = fd;
+  return true;
+}
+
+void MetricsHttp::Serve(Render render) {
   render_ = std::move(render);
   thread_ = std::thread([this]() { Loop(); });
-  return true;
 }
 
 void MetricsHttp::Stop() {

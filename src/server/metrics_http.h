@@ -84,9 +84,16 @@ class MetricsHttp {
   MetricsHttp(const MetricsHttp&) = delete;
   MetricsHttp& operator=(const MetricsHttp&) = delete;
 
-  // Binds address:port (numeric IPv4/IPv6, "*" for any) and starts the thread. False with a
-  // message such as "127.0.0.1:9121: Address already in use".
-  bool Start(const std::string& address, int port, Render render, std::string* error);
+  // Binds address:port (numeric IPv4/IPv6, "*" for any). False with a message such as
+  // "127.0.0.1:9121: Address already in use".
+  bool Bind(const std::string& address, int port, std::string* error);
+  // Starts the thread on the bound socket.
+  void Serve(Render render);
+  bool Start(const std::string& address, int port, Render render, std::string* error) {
+    if (!Bind(address, port, error)) return false;
+    Serve(std::move(render));
+    return true;
+  }
   // Stops and joins the thread (no-op if not running).
   void Stop();
   int port() const { return port_; }

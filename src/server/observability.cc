@@ -235,19 +235,21 @@ void Observability::Slow(const CommandSpec* spec, const ClientState* client,
   }
 }
 
-bool Observability::StartMetrics(Server* server, std::string* error) {
-  const Config& config = server->config();
+bool Observability::BindMetrics(const Config& config, std::string* error) {
   if (config.metrics_port == 0) return true;
   const std::string address = config.bind.substr(0, config.bind.find(' '));
-  if (!metrics.Start(
-          address, config.metrics_port,
-          [this, server]() { return RenderPrometheus(Collect(server, this)); }, error)) {
+  if (!metrics.Bind(address, config.metrics_port, error)) {
     *error = "could not listen for metrics on " + *error;
     return false;
   }
   LogNotice("Serving Prometheus metrics on http://" + address + ":" +
             std::to_string(metrics.port()) + "/metrics");
   return true;
+}
+
+void Observability::StartMetrics(Server* server) {
+  if (server->config().metrics_port == 0) return;
+  metrics.Serve([this, server]() { return RenderPrometheus(Collect(server, this)); });
 }
 
 }  // namespace lavik

@@ -30,6 +30,7 @@ namespace lavik {
 
 class ClientState;
 class ConfigRegistry;
+struct Config;
 class Server;
 
 // Nanoseconds from a fixed point (CLOCK_MONOTONIC; a vDSO call).
@@ -61,8 +62,10 @@ class Observability {
     if (ns >= slow_ns_.load(std::memory_order_relaxed)) Slow(spec, client, args, ns);
   }
 
-  // Starts the /metrics thread if --metrics-port is set (binds the first --bind address).
-  bool StartMetrics(Server* server, std::string* error);
+  // With --metrics-port: BindMetrics binds the first --bind address (before the workers start,
+  // so a taken port fails start-up), StartMetrics starts the thread once they run.
+  bool BindMetrics(const Config& config, std::string* error);
+  void StartMetrics(Server* server);
   void StopMetrics() { metrics.Stop(); }
 
   CommandStats stats;

@@ -370,7 +370,11 @@ int Server::Run() {
     return 1;
   }
   start_ms_ = NowMs();
-  if (!StartWorkers(&error) || !obs_->StartMetrics(this, &error)) {
+  if (!obs_->BindMetrics(config_, &error)) {
+    LogWarning("Fatal: " + error);
+    return 1;
+  }
+  if (!StartWorkers(&error)) {
     LogWarning("Fatal: " + error);
     for (auto& w : workers_) w->RequestStop();
     for (auto& w : workers_) w->Join();
@@ -378,6 +382,7 @@ int Server::Run() {
   }
   LogNotice("Serving on " + config_.bind + ":" + std::to_string(listener_.port()) + " with " +
             std::to_string(workers_.size()) + " worker(s)");
+  obs_->StartMetrics(this);
   LogNotice("Ready to accept connections tcp");
 
   int sig = 0;

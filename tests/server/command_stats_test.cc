@@ -52,7 +52,7 @@ TEST_F(CommandStatsTest, SumsWorkersInRedisFormat) {
   out.clear();
   stats_.set_percentiles("50 99.9 100");
   stats_.AppendInfo(false, false, true, &out);
-  EXPECT_NE(out.find("latency_percentiles_usec_get:p50=10.000,p99.9=20.000,p100=20.000\r\n"),
+  EXPECT_NE(out.find("latency_percentiles_usec_get:p50=10.048,p99.9=20.096,p100=20.096\r\n"),
             std::string::npos)
       << out;
   stats_.set_latency_tracking(false);

@@ -18,7 +18,9 @@ TEST(LatencyHistogramTest, BucketsCoverValuesWithSmallRelativeWidth) {
     const uint64_t width = LatencyHistogram::BucketWidth(b);
     EXPECT_LE(lo, v) << v;
     EXPECT_LT(v, lo + width) << v;
-    if (v >= 64) EXPECT_LE(static_cast<double>(width) / static_cast<double>(lo), 1.0 / 64) << v;
+    if (v >= 64) {
+      EXPECT_LE(static_cast<double>(width) / static_cast<double>(lo), 1.0 / 64) << v;
+    }
   }
   // Buckets are contiguous.
   for (int b = 0; b + 1 < LatencyHistogram::kBuckets; ++b) {
