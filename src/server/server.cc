@@ -104,6 +104,9 @@ Server::Server(Config config) : config_(std::move(config)) {
     });
   }
   InstallTlsConfigHooks(&registry_, &tls_);
+  obs_ = std::make_unique<Observability>(table_,
+                                         config_.threads > 0 ? config_.threads : DefaultThreads());
+  obs_->WireConfig(&registry_);
   run_id_ = RandomHex(40);
 }
 
@@ -404,6 +407,10 @@ int Server::Run() {
     }
   }
   start_ms_ = NowMs();
+  if (!obs_->BindMetrics(config_, &error)) {
+    LogWarning("Fatal: " + error);
+    return 1;
+  }
   if (!StartWorkers(&error)) {
     LogWarning("Fatal: " + error);
     for (auto& w : workers_) w->RequestStop();
@@ -413,6 +420,7 @@ int Server::Run() {
   LogNotice("Serving on " + config_.bind + ":" + std::to_string(listener_.port()) +
             (tls_port != 0 ? " and TLS port " + std::to_string(tls_listener_.port()) : "") +
             " with " + std::to_string(workers_.size()) + " worker(s)");
+  obs_->StartMetrics(this);
   LogNotice("Ready to accept connections tcp");
 
   int sig = 0;
@@ -421,6 +429,7 @@ int Server::Run() {
   LogNotice(std::string("Received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
             ", shutting down: finishing in-flight requests");
   drain_deadline_us_ = MonotonicUs() + kDrainTimeoutUs;
+  obs_->StopMetrics();  // before the workers stop: a scrape may be waiting for them
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
   if (config_.shutdown_checkpoint) {

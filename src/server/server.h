@@ -27,6 +27,7 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/config_registry.h"
+#include "server/observability.h"
 #include "storage/data_file.h"
 #include "storage/recovery.h"
 
@@ -82,6 +83,7 @@ class Server : public RequestHandler {
   int64_t start_time_ms() const { return start_ms_; }
   const std::string& run_id() const { return run_id_; }
   std::atomic<int64_t>& connected_clients() { return connected_clients_; }
+  Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -149,6 +151,7 @@ class Server : public RequestHandler {
   std::string password_;
   std::atomic<bool> auth_required_{false};
   std::atomic<int64_t> maxclients_{10000};
+  std::unique_ptr<Observability> obs_;
 };
 
 }  // namespace lavik
