@@ -13,6 +13,7 @@
 #include <random>
 
 #include "base/clock.h"
+#include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/log.h"
 #include "storage/device.h"
@@ -102,6 +103,8 @@ Server::Server(Config config) : config_(std::move(config)) {
       return Status::Error("Lavik cannot change it at runtime; restart with the new value");
     });
   }
+  hub_ = std::make_unique<ClientHub>(this);
+  hub_->Configure(registry_);
   run_id_ = RandomHex(40);
 }
 
@@ -142,6 +145,7 @@ bool Server::InitWorker(int id, std::string* error) {
     }
   }
   w->AddTurnHook(&Connection::FlushDirty);
+  hub_->StartWorker(w, id);
   w->AddTurnHook([store]() { store->EndOfTurn(); });
   w->AddTimer(kActiveExpireIntervalUs, [this, id, store, w]() {
     Shard& shard = shards_->at(id);
@@ -210,7 +214,13 @@ void Server::OnOpen(Connection& c) {
     c.output()->append("-ERR max number of clients reached\r\n");
     c.CloseAfterReply();
     stats_[w]->rejected_connections.Add();
+  } else if (!hub_->OnOpen(cl)) {
+    stats_[w]->rejected_connections.Add();  // protected mode
   }
+}
+
+void Server::OnQueryBufferLimit(Connection& c) {
+  hub_->OnQueryBufferLimit(static_cast<ClientState*>(c.user_data));
 }
 
 void Server::OnClose(Connection& c) {
@@ -223,6 +233,7 @@ void Server::OnClose(Connection& c) {
   }
   if (cl->next != nullptr) cl->next->prev = cl->prev;
   connected_clients_.fetch_sub(1);
+  hub_->OnClose(cl);
   if (cl->pending) {
     cl->closed = true;  // freed by FinishCommand
   } else {
