@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "commands/command.h"
 #include "server/client_admin.h"
 #include "server/client_state.h"
@@ -87,8 +88,13 @@ class ClientHub {
   // ---- For the CLIENT / MONITOR handlers ----
 
   void Pause(int64_t end_ms, bool all);  // any thread; a pause only ever grows
-  void Unpause();                        // any thread; queued commands run now
-  void AddMonitor(ClientState* cl);      // the client's worker
+  // Any thread: a pause is in force. Active expiry waits meanwhile, as in Redis 7.0, so a
+  // paused server (e.g. during a failover) changes no keys on its own.
+  bool Paused() const {
+    return pause_type_.load(std::memory_order_relaxed) != kPauseNone && PauseActive(NowMs());
+  }
+  void Unpause();                    // any thread; queued commands run now
+  void AddMonitor(ClientState* cl);  // the client's worker
   // The client's worker: closes `cl` now, dropping its pending output (as Redis's freeClient).
   void Kill(ClientState* cl);
   static ClientType TypeOf(const ClientState& cl);

@@ -151,7 +151,8 @@ bool Server::InitWorker(int id, std::string* error) {
     Shard& shard = shards_->at(id);
     int64_t now = NowMs();
     store->Tick(now);
-    if (!shard.locked()) {  // a multi-shard command is mid-way: do not change its keys
+    // Not while a multi-shard command is mid-way (its keys) or CLIENT PAUSE is in force.
+    if (!shard.locked() && !hub_->Paused()) {
       stats_[id]->expired_keys_active.Add(store->ActiveExpireCycle(now, kActiveExpireBudgetUs));
     }
     int64_t cache_mb = cache_mb_.load();

@@ -259,6 +259,29 @@ def test_client_pause_all_holds_even_unpause_and_a_shorter_pause_does_not_shorte
         a.cmd("CLIENT", "UNPAUSE")
 
 
+def expired_keys(conn):
+    info = conn.cmd("INFO", "stats").decode()
+    return int(info.split("expired_keys:")[1].split("\r\n")[0])
+
+
+def test_client_pause_stops_active_expiry(raw):
+    a = raw()
+    try:
+        for i in range(20):
+            a.cmd("SET", f"px{i}", "v", "PX", "100")
+        before = expired_keys(a)
+        assert a.cmd("CLIENT", "PAUSE", "10000", "WRITE") == "OK"
+        time.sleep(0.6)
+        assert expired_keys(a) == before
+        assert a.cmd("CLIENT", "UNPAUSE") == "OK"
+        deadline = time.monotonic() + 5
+        while expired_keys(a) < before + 20 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert expired_keys(a) >= before + 20
+    finally:
+        a.cmd("CLIENT", "UNPAUSE")
+
+
 def test_client_pause_holds_commands_on_every_worker(server_factory):
     srv = server_factory(4)
     conns = [srv.raw() for _ in range(8)]
