@@ -22,6 +22,7 @@
 #include "commands/shards.h"
 #include "net/connection.h"
 #include "net/listener.h"
+#include "net/tls.h"
 #include "runtime/worker.h"
 #include "server/command_table.h"
 #include "server/config.h"
@@ -108,7 +109,7 @@ class Server : public RequestHandler {
   bool StartWorkers(std::string* error);
   bool InitWorker(int id, std::string* error);
   bool WorkerDone(int id);
-  void Adopt(int fd);
+  void Adopt(int fd, TlsSession* tls = nullptr);  // takes ownership of tls
   void BeginDrain(int id);
   Result Execute(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args);
   Result RunAtHome(ClientState* cl, const CommandSpec* spec,
@@ -135,7 +136,9 @@ class Server : public RequestHandler {
   std::atomic<bool> defrag_paused_{false};
   std::atomic<int64_t> cache_mb_{0};
   int64_t applied_cache_mb_ = 0;
-  Listener listener_;
+  Listener listener_;      // plain TCP on `port` (not bound when port is 0)
+  Listener tls_listener_;  // TLS on tls-port (not bound when it is 0)
+  TlsContextSlot tls_;     // the context new TLS connections use (empty: TLS off)
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<int64_t> connected_clients_{0};
   std::atomic<int> drained_workers_{0};
