@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@ namespace {
 
 thread_local std::vector<Connection*> dirty_connections;
 thread_local size_t live_connections = 0;
+std::atomic<size_t> query_buffer_limit{size_t{1} << 30};
 
 constexpr size_t kShrinkAbove = 1 << 20;
 
@@ -84,6 +86,10 @@ Connection::~Connection() {
 }
 
 size_t Connection::LiveOnThisThread() { return live_connections; }
+
+void Connection::SetQueryBufferLimit(size_t bytes) {
+  query_buffer_limit.store(bytes, std::memory_order_relaxed);
+}
 
 std::string* Connection::output() {
   MarkDirty();
@@ -167,6 +173,11 @@ void Connection::OnRecv(IoOp* op, int res, uint32_t) {
   if (c->tls_ == nullptr) {
     c->in_len_ += static_cast<size_t>(res);
   } else if (!c->TlsReceived(static_cast<size_t>(res))) {
+    return;
+  }
+  if (c->input_buffered() > query_buffer_limit.load(std::memory_order_relaxed)) {
+    c->handler_->OnQueryBufferLimit(*c);
+    c->Abort();
     return;
   }
   c->ProcessInput();

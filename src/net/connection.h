@@ -40,6 +40,9 @@ class RequestHandler {
   // Handles one request (args non-empty). kPending: call c.Resume() once the reply is written.
   // kClose: flush what was written, then close.
   virtual Result OnRequest(Connection& c, std::span<const std::string_view> args) = 0;
+  // The unparsed input grew beyond client-query-buffer-limit; the connection closes (dropping
+  // unsent output) right after this returns.
+  virtual void OnQueryBufferLimit(Connection& c) { (void)c; }
   // The socket is closed; no OnRequest follows. The object is freed after this returns unless a
   // request is still pending (then after its Resume()).
   virtual void OnClose(Connection& c) = 0;
@@ -68,6 +71,7 @@ class Connection {
   size_t output_pending() const { return out_.size() + (sending_.size() - sent_); }
   size_t input_buffered() const { return in_len_ - in_start_; }
   size_t input_capacity() const { return in_cap_; }
+  std::string_view input() const { return {in_ + in_start_, in_len_ - in_start_}; }
 
   // A pending request finished: continue with the buffered requests.
   void Resume();
@@ -79,6 +83,10 @@ class Connection {
 
   // Stricter protocol limits before AUTH, as Redis applies them (see RequestParser).
   void set_auth_required(bool required) { parser_.set_auth_required(required); }
+  // proto-max-bulk-len for the requests parsed from now on.
+  void set_max_bulk_len(size_t bytes) { parser_.set_max_bulk_len(bytes); }
+  // client-query-buffer-limit for every connection (any thread).
+  static void SetQueryBufferLimit(size_t bytes);
 
   void* user_data = nullptr;
 

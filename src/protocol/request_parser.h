@@ -78,6 +78,9 @@ class RequestParser {
   // ("Protocol error: unauthenticated multibulk/bulk length"). Set per request by the caller.
   void set_auth_required(bool required) { auth_required_ = required; }
 
+  // proto-max-bulk-len changed at runtime: applies from the next bulk header on.
+  void set_max_bulk_len(size_t bytes) { limits_.max_bulk_len = bytes; }
+
   // Forgets the current request and its args.
   void Reset();
 

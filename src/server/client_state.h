@@ -6,11 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "commands/command.h"
 #include "net/connection.h"
 #include "protocol/reply_writer.h"
+#include "server/client_admin.h"
 
 namespace lavik {
 
@@ -34,6 +37,17 @@ class ClientState {
   bool close_after_reply = false;  // QUIT: close once the reply is sent
   int64_t cmd_start_ns = 0;        // when the command was dispatched (MonotonicNs)
   uint64_t cmd_errors = 0;         // its reply writer's error count then
+
+  // Client administration (server/client_hub.h).
+  const CommandSpec* cmd_spec = nullptr;       // the command being run (or parked)
+  std::span<const std::string_view> cmd_args;  // its arguments (views into the connection)
+  bool monitor = false;                        // MONITOR: receives every command
+  bool no_evict = false;                       // CLIENT NO-EVICT on (flag 'e')
+  bool paused = false;                         // parked by CLIENT PAUSE
+  bool reply_off = false;                      // CLIENT REPLY OFF
+  bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
+  bool discard_reply = false;                  // this command's reply goes nowhere
+  OutputLimitTracker obuf_limit;               // client-output-buffer-limit's soft clock
 
   // Intrusive list of the worker's clients (for CLIENT LIST and shutdown).
   ClientState* prev = nullptr;

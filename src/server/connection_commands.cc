@@ -1,6 +1,7 @@
 // Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, CLIENT.
 #include <strings.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "commands/command.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
+#include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/command_table.h"
 #include "server/server.h"
@@ -164,34 +166,6 @@ Task Hello(Context& ctx) {
   w.Array(0);
 }
 
-// One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields.
-std::string ClientLine(const ClientState& cl, int64_t now_ms) {
-  const Connection& c = *cl.conn;
-  std::string s;
-  s.reserve(320);
-  s += "id=" + std::to_string(cl.id);
-  s += " addr=" + c.peer();
-  s += " laddr=" + c.local();
-  s += " fd=" + std::to_string(c.fd());
-  s += " name=" + cl.name;
-  s += " age=" + std::to_string((now_ms - c.created_ms()) / 1000);
-  s += " idle=" + std::to_string((now_ms - c.last_active_ms()) / 1000);
-  s += " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1";
-  s += " qbuf=" + std::to_string(c.input_buffered());
-  s += " qbuf-free=" + std::to_string(c.input_capacity() - c.input_buffered());
-  s += " argv-mem=0 multi-mem=0";
-  s += " rbs=" + std::to_string(c.input_capacity());
-  s += " rbp=0 obl=0 oll=0";
-  s += " omem=" + std::to_string(c.output_pending());
-  s += " tot-mem=" + std::to_string(c.input_capacity() + c.output_pending() + sizeof(cl));
-  s += " events=r cmd=";
-  s += cl.last_command;
-  s += " user=" + cl.user;
-  s += " redir=-1 resp=" + std::to_string(cl.resp);
-  s += "\n";
-  return s;
-}
-
 Task ClientId(Context& ctx) {
   ctx.reply->Integer(static_cast<int64_t>(ctx.client->id));
   co_return;
@@ -216,49 +190,47 @@ Task ClientGetName(Context& ctx) {
 }
 
 Task ClientInfo(Context& ctx) {
-  ctx.reply->Verbatim(ClientLine(*ctx.client, NowMs()));
+  ctx.reply->Verbatim(ClientInfoLine(*ctx.client, NowMs(), true) + "\n");
   co_return;
 }
 
 Task ClientList(Context& ctx) {
-  bool only_normal = false;
-  bool none = false;
-  std::vector<uint64_t> ids;
-  for (size_t i = 2; i < ctx.args.size(); ++i) {
-    if (EqualsNoCase(ctx.args[i], "type") && i + 1 < ctx.args.size()) {
-      std::string_view t = ctx.args[++i];
-      if (EqualsNoCase(t, "normal")) {
-        only_normal = true;
-      } else if (EqualsNoCase(t, "master") || EqualsNoCase(t, "replica") ||
-                 EqualsNoCase(t, "slave") || EqualsNoCase(t, "pubsub")) {
-        none = true;  // no such clients in this version
-      } else {
-        ctx.reply->Error("ERR Unknown client type '" + std::string(t) + "'");
-        co_return;
-      }
-    } else if (EqualsNoCase(ctx.args[i], "id") && i + 1 < ctx.args.size()) {
-      for (++i; i < ctx.args.size(); ++i) {
-        uint64_t id;
-        if (!ParseUint64(ctx.args[i], &id) || id == 0) {
-          ctx.reply->Error("ERR Invalid client ID");
-          co_return;
-        }
-        ids.push_back(id);
-      }
-    } else {
-      ctx.reply->Error(kErrSyntax);
+  // Redis 7.0 takes one filter: TYPE <type>, or ID <id> [<id> ...].
+  bool has_type = false;
+  ClientType type = ClientType::kNormal;
+  std::vector<int64_t> ids;
+  if (ctx.args.size() == 4 && EqualsNoCase(ctx.args[2], "type")) {
+    if (!ParseClientType(ctx.args[3], &type)) {
+      ctx.reply->Error("ERR Unknown client type '" + std::string(ctx.args[3]) + "'");
       co_return;
     }
+    has_type = true;
+  } else if (ctx.args.size() >= 4 && EqualsNoCase(ctx.args[2], "id")) {
+    for (size_t i = 3; i < ctx.args.size(); ++i) {
+      int64_t id;
+      if (!ParseInt64(ctx.args[i], &id)) {
+        ctx.reply->Error("ERR Invalid client ID");
+        co_return;
+      }
+      ids.push_back(id);
+    }
+  } else if (ctx.args.size() != 2) {
+    ctx.reply->Error(kErrSyntax);
+    co_return;
   }
-  (void)only_normal;
   std::string out;
   const int64_t now = NowMs();
   Server* server = ctx.server;
-  for (int w = 0; w < server->worker_count() && !none; ++w) {
+  for (int w = 0; w < server->worker_count(); ++w) {
     co_await ShardHop(server->worker(w), [&, w]() {
       for (ClientState* cl = server->clients_of(w); cl != nullptr; cl = cl->next) {
-        if (!ids.empty() && std::find(ids.begin(), ids.end(), cl->id) == ids.end()) continue;
-        out += ClientLine(*cl, now);
+        if (has_type && ClientHub::TypeOf(*cl) != type) continue;
+        if (!ids.empty() &&
+            std::find(ids.begin(), ids.end(), static_cast<int64_t>(cl->id)) == ids.end()) {
+          continue;
+        }
+        out += ClientInfoLine(*cl, now, cl == ctx.client);
+        out += '\n';
       }
     });
   }
@@ -274,14 +246,38 @@ Task ClientHelp(Context& ctx) {
       "    Return the ID of the current connection.",
       "INFO",
       "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are:",
+      "    * ADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made from the specified address",
+      "    * LADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Kill connections by type.",
+      "    * USER <username>",
+      "      Kill connections authenticated by <username>.",
+      "    * SKIPME (YES|NO)",
+      "      Skip killing current connection (default: yes).",
+      "    * MAXAGE <maxage>",
+      "      Kill connections older than the specified age.",
       "LIST [options ...]",
       "    Return information about client connections. Options:",
       "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
       "      Return clients of specified type.",
       "    * ID <client-id> [<client-id> ...]",
       "      Return clients of specified IDs only.",
+      "UNPAUSE",
+      "    Stop the current client pause, resuming traffic.",
+      "PAUSE <timeout> [WRITE|ALL]",
+      "    Suspend all, or just write, clients for <timeout> milliseconds.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
       "SETNAME <name>",
       "    Assign the name <name> to the current connection.",
+      "NO-EVICT (ON|OFF)",
+      "    Protect current client connection from eviction.",
       "HELP",
       "    Print this help.",
   };
@@ -303,6 +299,18 @@ const CommandSpec kClientSubcommands[] = {
      "connection", "Returns information about the connection.", "6.2.0"},
     {"client|list", -2, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientList,
      "@admin @slow @dangerous @connection", "connection", "Lists open connections.", "2.4.0"},
+    {"client|kill", -3, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientKillCommand,
+     "@admin @slow @dangerous @connection", "connection", "Terminates open connections.", "2.4.0"},
+    {"client|pause", -3, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientPauseCommand,
+     "@admin @slow @dangerous @connection", "connection", "Suspends commands processing.", "3.0.0"},
+    {"client|unpause", 2, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientUnpauseCommand,
+     "@admin @slow @dangerous @connection", "connection",
+     "Resumes processing commands from paused clients.", "6.2.0"},
+    {"client|no-evict", 3, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientNoEvictCommand,
+     "@admin @slow @dangerous @connection", "connection",
+     "Sets the client eviction mode of the connection.", "7.0.0"},
+    {"client|reply", 3, kConn | kCmdNoScript, 0, 0, 0, &ClientReplyCommand, "@slow @connection",
+     "connection", "Instructs the server whether to reply to commands.", "3.2.0"},
     {"client|help", 2, kConn, 0, 0, 0, &ClientHelp, "@slow @connection", "connection",
      "Returns helpful text about the different subcommands.", "5.0.0"},
 };
@@ -320,6 +328,9 @@ const CommandSpec kConnectionCommands[] = {
      "connection", "Authenticates the connection.", "1.0.0"},
     {"hello", -1, kConn | kCmdNoAuth | kCmdNoScript | kCmdFast, 0, 0, 0, &Hello,
      "@fast @connection", "connection", "Handshakes with the Redis server.", "6.0.0"},
+    {"monitor", 1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdHome, 0, 0, 0,
+     &MonitorCommand, "@admin @slow @dangerous", "server",
+     "Listens for all requests received by the server in real-time.", "1.0.0"},
     {"client", -2, kConn, 0, 0, 0, nullptr, "@slow", "connection",
      "A container for client connection commands.", "2.4.0", kClientSubcommands},
 };

@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "protocol/errors.h"
+#include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/server.h"
 
@@ -81,7 +82,7 @@ void RemoteCommand::Done(void* arg) {
 void RemoteCommand::ReturnHome(MailboxItem* item) {
   auto* m = static_cast<RemoteCommand*>(item);
   ClientState* cl = m->client;
-  if (!cl->closed) cl->conn->output()->append(m->reply);
+  if (!cl->closed && !cl->discard_reply) cl->conn->output()->append(m->reply);
   Server* server = m->server;
   server->obs_->CommandDone(m->home->id(), m->ctx.spec, cl, m->argv, cl->cmd_start_ns,
                             m->writer.errors() != cl->cmd_errors);
@@ -111,7 +112,7 @@ int Server::RouteShard(const CommandSpec* spec, std::span<const std::string_view
 RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::string_view> args) {
   auto* cl = static_cast<ClientState*>(c.user_data);
   ReplyWriter& w = cl->writer;
-  w.SetOutput(c.output());
+  w.SetOutput(hub_->ReplyTarget(cl));  // CLIENT REPLY OFF|SKIP send nothing
   w.set_resp(cl->resp);
   w.set_error_sink(obs_->stats.error_sink(c.worker()->id()));
 
@@ -144,10 +145,27 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrNoAuth);
     return Result::kDone;
   }
+  if (ClientHub::MonitorRejects(cl, spec)) {
+    w.Error("ERR Replica can't interact with the keyspace");
+    return Result::kDone;
+  }
   cl->last_command = spec->name;
-  stats_[c.worker()->id()]->commands.Add();
-  cl->cmd_start_ns = MonotonicNs();
+  cl->cmd_spec = spec;
+  cl->cmd_args = args;
+  if (hub_->ShouldPark(cl, spec)) {  // CLIENT PAUSE: Execute runs when the pause ends
+    hub_->Park(cl);
+    return Result::kPending;
+  }
+  Result r = Execute(cl, spec, args);
+  if (r != Result::kPending) hub_->AfterCommand(cl);
+  return r;
+}
 
+RequestHandler::Result Server::Execute(ClientState* cl, const CommandSpec* spec,
+                                       std::span<const std::string_view> args) {
+  Connection& c = *cl->conn;
+  stats_[c.worker()->id()]->commands.Add();
+  cl->cmd_start_ns = MonotonicNs();  // when it runs: a CLIENT PAUSE wait is not its latency
   bool multi = false;
   int shard = RouteShard(spec, args, &multi);
   if (shard >= 0 && (shard != c.worker()->id() || shards_->at(shard).locked())) {
@@ -223,8 +241,9 @@ void Server::FinishCommand(ClientState* cl) {
   Connection* c = cl->conn;
   if (cl->closed) {
     delete cl;
-  } else if (cl->close_after_reply) {
-    c->CloseAfterReply();
+  } else {
+    hub_->AfterCommand(cl);
+    if (cl->close_after_reply) c->CloseAfterReply();
   }
   c->Resume();
 }

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "base/clock.h"
+#include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/log.h"
 #include "server/tls_config.h"
@@ -107,6 +108,8 @@ Server::Server(Config config) : config_(std::move(config)) {
   obs_ = std::make_unique<Observability>(table_,
                                          config_.threads > 0 ? config_.threads : DefaultThreads());
   obs_->WireConfig(&registry_);
+  hub_ = std::make_unique<ClientHub>(this);
+  hub_->Configure(registry_);
   run_id_ = RandomHex(40);
 }
 
@@ -147,12 +150,14 @@ bool Server::InitWorker(int id, std::string* error) {
     }
   }
   w->AddTurnHook(&Connection::FlushDirty);
+  hub_->StartWorker(w, id);
   w->AddTurnHook([store]() { store->EndOfTurn(); });
   w->AddTimer(kActiveExpireIntervalUs, [this, id, store, w]() {
     Shard& shard = shards_->at(id);
     int64_t now = NowMs();
     store->Tick(now);
-    if (!shard.locked()) {  // a multi-shard command is mid-way: do not change its keys
+    // Not while a multi-shard command is mid-way (its keys) or CLIENT PAUSE is in force.
+    if (!shard.locked() && !hub_->Paused()) {
       stats_[id]->expired_keys_active.Add(store->ActiveExpireCycle(now, kActiveExpireBudgetUs));
     }
     int64_t cache_mb = cache_mb_.load();
@@ -228,7 +233,13 @@ void Server::OnOpen(Connection& c) {
     c.output()->append("-ERR max number of clients reached\r\n");
     c.CloseAfterReply();
     stats_[w]->rejected_connections.Add();
+  } else if (!hub_->OnOpen(cl)) {
+    stats_[w]->rejected_connections.Add();  // protected mode
   }
+}
+
+void Server::OnQueryBufferLimit(Connection& c) {
+  hub_->OnQueryBufferLimit(static_cast<ClientState*>(c.user_data));
 }
 
 void Server::OnClose(Connection& c) {
@@ -241,6 +252,7 @@ void Server::OnClose(Connection& c) {
   }
   if (cl->next != nullptr) cl->next->prev = cl->prev;
   connected_clients_.fetch_sub(1);
+  hub_->OnClose(cl);
   if (cl->pending) {
     cl->closed = true;  // freed by FinishCommand
   } else {

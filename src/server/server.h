@@ -33,6 +33,7 @@
 
 namespace lavik {
 
+class ClientHub;
 class ClientState;
 struct RemoteCommand;
 
@@ -70,6 +71,7 @@ class Server : public RequestHandler {
   void OnOpen(Connection& c) override;
   Result OnRequest(Connection& c, std::span<const std::string_view> args) override;
   void OnClose(Connection& c) override;
+  void OnQueryBufferLimit(Connection& c) override;
 
   // --- For command handlers ---
   const Config& config() const { return config_; }
@@ -84,6 +86,7 @@ class Server : public RequestHandler {
   const std::string& run_id() const { return run_id_; }
   std::atomic<int64_t>& connected_clients() { return connected_clients_; }
   Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
+  ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -103,12 +106,14 @@ class Server : public RequestHandler {
 
  private:
   friend struct RemoteCommand;
+  friend class ClientHub;  // resumes parked commands (Execute, FinishCommand)
   bool OpenStorage(std::string* error);
   bool StartWorkers(std::string* error);
   bool InitWorker(int id, std::string* error);
   bool WorkerDone(int id);
   void Adopt(int fd, TlsSession* tls = nullptr);  // takes ownership of tls
   void BeginDrain(int id);
+  Result Execute(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args);
   Result RunAtHome(ClientState* cl, const CommandSpec* spec,
                    std::span<const std::string_view> args);
   Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
@@ -152,6 +157,7 @@ class Server : public RequestHandler {
   std::atomic<bool> auth_required_{false};
   std::atomic<int64_t> maxclients_{10000};
   std::unique_ptr<Observability> obs_;
+  std::unique_ptr<ClientHub> hub_;
 };
 
 }  // namespace lavik
