@@ -137,6 +137,11 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrNoAuth);
     return Result::kDone;
   }
+  // Writes that would grow memory are refused while the non-evictable part is over the limit.
+  if ((spec->flags & kCmdDenyOom) && memory_guard_->oom()) {
+    w.Error(kErrOOM);
+    return Result::kDone;
+  }
   cl->last_command = spec->name;
   stats_[c.worker()->id()]->commands.Add();
 
