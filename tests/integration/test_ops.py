@@ -43,7 +43,8 @@ def log_text(path):
 def test_sighup_reopens_the_log_file(spawn_server, tmp_path):
     s = spawn_server(workdir=tmp_path)
     log = tmp_path / "logs" / "lavik.log"
-    assert "Ready to accept connections" in log_text(log)
+    # The listener may answer before the main thread logs that it is ready.
+    assert wait_for(lambda: "Ready to accept connections" in log_text(log))
     rotated = tmp_path / "logs" / "lavik.log.1"
     log.rename(rotated)  # what logrotate does before it signals the server
     s.proc.send_signal(signal.SIGHUP)
