@@ -12,6 +12,7 @@
 #include <ctime>
 #include <vector>
 
+#include "net/tls.h"
 #include "runtime/worker.h"
 
 namespace lavik {
@@ -51,20 +52,21 @@ std::string AddressOf(int fd, bool peer) {
 }  // namespace
 
 Connection* Connection::Open(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
-                             RequestParser::Limits limits) {
-  auto* c = new Connection(worker, fd, id, handler, limits);
+                             RequestParser::Limits limits, TlsSession* tls) {
+  auto* c = new Connection(worker, fd, id, handler, limits, tls);
   handler->OnOpen(*c);
   c->ArmRecv();
   return c;
 }
 
 Connection::Connection(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
-                       RequestParser::Limits limits)
+                       RequestParser::Limits limits, TlsSession* tls)
     : worker_(worker),
       fd_(fd),
       id_(id),
       handler_(handler),
       parser_(limits),
+      tls_(tls),
       peer_(AddressOf(fd, true)),
       local_(AddressOf(fd, false)),
       created_ms_(WallMs()),
@@ -136,7 +138,11 @@ void Connection::ArmRecv() {
     }
   }
   io_uring_sqe* sqe = worker_->loop().Prepare(&recv_op_);
-  io_uring_prep_recv(sqe, fd_, in_ + in_len_, in_cap_ - in_len_, 0);
+  if (tls_ == nullptr) {
+    io_uring_prep_recv(sqe, fd_, in_ + in_len_, in_cap_ - in_len_, 0);
+  } else {
+    io_uring_prep_recv(sqe, fd_, tls_->recv_buffer(), TlsSession::kRecvBufferSize, 0);
+  }
   recv_inflight_ = true;
 }
 
@@ -157,8 +163,12 @@ void Connection::OnRecv(IoOp* op, int res, uint32_t) {
     c->CloseAfterReply();
     return;
   }
-  c->in_len_ += static_cast<size_t>(res);
   c->last_active_ms_ = WallMs();
+  if (c->tls_ == nullptr) {
+    c->in_len_ += static_cast<size_t>(res);
+  } else if (!c->TlsReceived(static_cast<size_t>(res))) {
+    return;
+  }
   c->ProcessInput();
   c->ArmRecv();
 }
@@ -229,6 +239,7 @@ void Connection::Flush() {
     return;
   }
   if (send_inflight_) return;
+  if (tls_ != nullptr) TlsSeal();
   if (out_.empty()) {
     if (closing_ && !pending_) {
       closed_ = true;
@@ -269,7 +280,9 @@ void Connection::OnSend(IoOp* op, int res, uint32_t) {
   c->sending_.clear();
   c->sent_ = 0;
   if (c->sending_.capacity() > kShrinkAbove) c->sending_.shrink_to_fit();
-  if (!c->out_.empty() || c->closing_) c->MarkDirty();
+  if (!c->out_.empty() || c->closing_ || (c->tls_ != nullptr && c->tls_->has_output())) {
+    c->MarkDirty();
+  }
 }
 
 void Connection::MaybeFinish() {

@@ -10,10 +10,15 @@
 // I/O: one recv and at most one send in flight per connection, through the worker's io_uring;
 // replies produced during a loop turn leave in one send at the end of the turn.
 //
+// TLS (a connection opened with a TlsSession): the same recv/send ops carry ciphertext; received
+// bytes go through the session into the input buffer, and the output is sealed by the session
+// when it is flushed (see net/tls.h and connection_tls.cc). The plain path pays a null check.
+//
 // Thread safety: everything runs on the owning worker's thread.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,6 +29,7 @@
 namespace lavik {
 
 class Connection;
+class TlsSession;
 class Worker;
 
 class RequestHandler {
@@ -43,9 +49,10 @@ class Connection {
  public:
   static constexpr size_t kReadChunk = 16 * 1024;
 
-  // Takes ownership of fd (a connected, non-blocking-irrelevant TCP socket).
+  // Takes ownership of fd (a connected, non-blocking-irrelevant TCP socket) and of tls, if not
+  // null: the connection then speaks TLS through that session.
   static Connection* Open(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
-                          RequestParser::Limits limits);
+                          RequestParser::Limits limits, TlsSession* tls = nullptr);
 
   uint64_t id() const { return id_; }
   int fd() const { return fd_; }
@@ -54,6 +61,7 @@ class Connection {
   const std::string& local() const { return local_; }
   int64_t created_ms() const { return created_ms_; }
   int64_t last_active_ms() const { return last_active_ms_; }
+  bool tls() const { return tls_ != nullptr; }
 
   // The buffer replies are appended to. Marks the connection for sending at the end of the turn.
   std::string* output();
@@ -87,7 +95,7 @@ class Connection {
   };
 
   Connection(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
-             RequestParser::Limits limits);
+             RequestParser::Limits limits, TlsSession* tls);
   ~Connection();
 
   void ProcessInput();
@@ -98,12 +106,18 @@ class Connection {
   void ProtocolError(const std::string& text);
   static void OnRecv(IoOp* op, int res, uint32_t flags);
   static void OnSend(IoOp* op, int res, uint32_t flags);
+  // TLS (connection_tls.cc): n ciphertext bytes arrived in the session's buffer; decrypts them
+  // into the input buffer. False when the connection is closing (the caller stops there).
+  bool TlsReceived(size_t n);
+  // TLS: encrypts out_ and replaces it with the ciphertext to send.
+  void TlsSeal();
 
   Worker* const worker_;
   int fd_;
   const uint64_t id_;
   RequestHandler* const handler_;
   RequestParser parser_;
+  std::unique_ptr<TlsSession> tls_;  // null for plain TCP
   std::string peer_;
   std::string local_;
   int64_t created_ms_;

@@ -46,6 +46,8 @@ void ReplyWriter::Simple(std::string_view s) {
 void ReplyWriter::Ok() { out_->append("+OK\r\n"); }
 
 void ReplyWriter::Error(std::string_view s) {
+  ++errors_;
+  if (error_sink_ != nullptr) error_sink_->OnErrorReply(s);
   out_->push_back('-');
   const size_t start = out_->size();
   out_->append(s);

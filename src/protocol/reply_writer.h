@@ -17,6 +17,16 @@
 
 namespace lavik {
 
+// Told about every error reply a writer produces (INFO errorstats). The text is as passed to
+// Error(), without the leading '-'.
+class ErrorSink {
+ public:
+  virtual void OnErrorReply(std::string_view text) = 0;
+
+ protected:
+  ~ErrorSink() = default;
+};
+
 class ReplyWriter {
  public:
   // `out` must outlive the writer (or be replaced with SetOutput). `resp` is 2 or 3.
@@ -26,6 +36,10 @@ class ReplyWriter {
   std::string* output() const { return out_; }
   int resp() const { return resp_; }
   void set_resp(int resp) { resp_ = resp; }
+  // Error replies written so far (a command failed if this grew while it ran), and where to
+  // report each one (nullptr: nowhere).
+  uint64_t errors() const { return errors_; }
+  void set_error_sink(ErrorSink* sink) { error_sink_ = sink; }
 
   void Simple(std::string_view s);  // +s    (s must not contain CR or LF)
   void Ok();                        // +OK
@@ -57,6 +71,8 @@ class ReplyWriter {
 
   std::string* out_;
   int resp_;
+  uint64_t errors_ = 0;
+  ErrorSink* error_sink_ = nullptr;
 };
 
 }  // namespace lavik

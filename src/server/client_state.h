@@ -32,6 +32,8 @@ class ClientState {
   bool pending = false;            // a handler is suspended or runs on another worker
   bool closed = false;             // the socket is gone; free when the command finishes
   bool close_after_reply = false;  // QUIT: close once the reply is sent
+  int64_t cmd_start_ns = 0;        // when the command was dispatched (MonotonicNs)
+  uint64_t cmd_errors = 0;         // its reply writer's error count then
 
   // Intrusive list of the worker's clients (for CLIENT LIST and shutdown).
   ClientState* prev = nullptr;

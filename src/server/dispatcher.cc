@@ -67,6 +67,7 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
   }
   m->ctx.store = &shard.store;
   m->ctx.now_ms = NowMs();
+  m->writer.set_error_sink(m->server->obs_->stats.error_sink(Worker::Current()->id()));
   Task t = m->ctx.spec->handler(m->ctx);
   if (t.Start(&RemoteCommand::Done, m)) Done(m);
 }
@@ -82,6 +83,8 @@ void RemoteCommand::ReturnHome(MailboxItem* item) {
   ClientState* cl = m->client;
   if (!cl->closed) cl->conn->output()->append(m->reply);
   Server* server = m->server;
+  server->obs_->CommandDone(m->home->id(), m->ctx.spec, cl, m->argv, cl->cmd_start_ns,
+                            m->writer.errors() != cl->cmd_errors);
   ReleaseCommand(m);
   server->FinishCommand(cl);
 }
@@ -110,6 +113,7 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
   ReplyWriter& w = cl->writer;
   w.SetOutput(c.output());
   w.set_resp(cl->resp);
+  w.set_error_sink(obs_->stats.error_sink(c.worker()->id()));
 
   const CommandSpec* spec = table_.Find(args[0]);
   if (spec == nullptr) {
@@ -119,6 +123,7 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
   // A container (CLIENT, CONFIG) needs a subcommand; COMMAND alone is a command of its own.
   if (!spec->subcommands.empty() && !(args.size() == 1 && spec->handler != nullptr)) {
     if (args.size() < 2) {
+      obs_->CommandRejected(c.worker()->id(), spec);
       w.Error(WrongArityError(spec->name));
       return Result::kDone;
     }
@@ -130,20 +135,24 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     spec = sub;
   }
   if (!CommandTable::ArityOk(*spec, args.size())) {
+    obs_->CommandRejected(c.worker()->id(), spec);
     w.Error(WrongArityError(spec->name));
     return Result::kDone;
   }
   if (!cl->authenticated && !(spec->flags & kCmdNoAuth) && auth_required()) {
+    obs_->CommandRejected(c.worker()->id(), spec);
     w.Error(kErrNoAuth);
     return Result::kDone;
   }
   // Writes that would grow memory are refused while the non-evictable part is over the limit.
   if ((spec->flags & kCmdDenyOom) && memory_guard_->oom()) {
+    obs_->CommandRejected(c.worker()->id(), spec);  // rejected_calls, as Redis counts OOM
     w.Error(kErrOOM);
     return Result::kDone;
   }
   cl->last_command = spec->name;
   stats_[c.worker()->id()]->commands.Add();
+  cl->cmd_start_ns = MonotonicNs();
 
   bool multi = false;
   int shard = RouteShard(spec, args, &multi);
@@ -165,8 +174,11 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   ctx.spec = spec;
   ctx.now_ms = NowMs();
   ctx.client_id = cl->id;
+  cl->cmd_errors = cl->writer.errors();
   Task t = spec->handler(ctx);
   if (t.Start(&Server::OnHomeDone, cl)) {
+    obs_->CommandDone(cl->conn->worker()->id(), spec, cl, args, cl->cmd_start_ns,
+                      cl->writer.errors() != cl->cmd_errors);
     return cl->close_after_reply ? Result::kClose : Result::kDone;
   }
   cl->pending = true;
@@ -176,6 +188,8 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
 void Server::OnHomeDone(void* arg) {
   auto* cl = static_cast<ClientState*>(arg);
   if (!cl->closed) cl->conn->output();  // the reply was written after the turn's flush
+  cl->ctx.server->obs_->CommandDone(cl->conn->worker()->id(), cl->ctx.spec, cl, cl->ctx.args,
+                                    cl->cmd_start_ns, cl->writer.errors() != cl->cmd_errors);
   cl->ctx.server->FinishCommand(cl);
 }
 
@@ -203,6 +217,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   m->ctx.shards = shards_.get();
   m->ctx.spec = spec;
   m->ctx.client_id = cl->id;
+  cl->cmd_errors = m->writer.errors();
   m->run = &RemoteCommand::RunOnShard;
   cl->pending = true;
   shards_->at(shard).worker->Post(m);

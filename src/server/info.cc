@@ -249,6 +249,7 @@ Task Info(Context& ctx) {
     Field(&out, "cache_misses", total.cache_misses);
     Field(&out, "pubsub_channels", 0);
     Field(&out, "pubsub_patterns", 0);
+    Field(&out, "total_error_replies", server->observability().stats.total_error_replies());
     out += "\r\n";
   }
   if (Wanted(sections, "storage", true)) {
@@ -320,6 +321,9 @@ Task Info(Context& ctx) {
     Field(&out, "used_cpu_user", buf);
     out += "\r\n";
   }
+  server->observability().stats.AppendInfo(Wanted(sections, "commandstats", false),
+                                           Wanted(sections, "errorstats", true),
+                                           Wanted(sections, "latencystats", false), &out);
   if (Wanted(sections, "keyspace", true)) {
     out += "# Keyspace\r\n";
     if (total.keys > 0) {

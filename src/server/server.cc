@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "server/client_state.h"
 #include "server/log.h"
+#include "server/tls_config.h"
 #include "storage/device.h"
 #include "storage/store.h"
 
@@ -102,6 +103,10 @@ Server::Server(Config config) : config_(std::move(config)) {
       return Status::Error("Lavik cannot change it at runtime; restart with the new value");
     });
   }
+  InstallTlsConfigHooks(&registry_, &tls_);
+  obs_ = std::make_unique<Observability>(table_,
+                                         config_.threads > 0 ? config_.threads : DefaultThreads());
+  obs_->WireConfig(&registry_);
   run_id_ = RandomHex(40);
 }
 
@@ -161,33 +166,46 @@ bool Server::InitWorker(int id, std::string* error) {
     w->AddTimer(config_.tomb_raider_interval_ms * 1000, [store]() { store->SweepTombstones(); });
   }
   if (id == 0) {
-    listener_.Start(w, [this](int fd) { Adopt(fd); });
+    if (config_.port != 0) listener_.Start(w, [this](int fd) { Adopt(fd); });
+    if (tls_.enabled()) {
+      tls_listener_.Start(w, [this](int fd) {
+        std::shared_ptr<TlsContext> ctx = tls_.Get();
+        std::unique_ptr<TlsSession> session = ctx ? ctx->NewSession() : nullptr;
+        if (session == nullptr) {
+          close(fd);
+          return;
+        }
+        Adopt(fd, session.release());
+      });
+    }
   }
   return true;
 }
 
-void Server::Adopt(int fd) {
+void Server::Adopt(int fd, TlsSession* tls) {
   // Connections are dealt round-robin; each then lives on its worker for good.
   int target = next_worker_;
   next_worker_ = (next_worker_ + 1) % worker_count();
   uint64_t id = next_client_id_.fetch_add(1);
   RequestParser::Limits limits;
   if (target == 0) {
-    Connection::Open(workers_[0].get(), fd, id, this, limits);
+    Connection::Open(workers_[0].get(), fd, id, this, limits, tls);
     return;
   }
   struct AdoptItem : MailboxItem {
     Server* server;
     int fd;
     uint64_t id;
+    TlsSession* tls;
   };
   auto* item = new AdoptItem();
   item->server = this;
   item->fd = fd;
   item->id = id;
+  item->tls = tls;
   item->run = [](MailboxItem* m) {
     auto* a = static_cast<AdoptItem*>(m);
-    Connection::Open(Worker::Current(), a->fd, a->id, a->server, RequestParser::Limits{});
+    Connection::Open(Worker::Current(), a->fd, a->id, a->server, RequestParser::Limits{}, a->tls);
     delete a;
   };
   workers_[target]->Post(item);
@@ -236,7 +254,10 @@ void Server::OnClose(Connection& c) {
 
 void Server::BeginDrain(int id) {
   draining_[id] = 1;
-  if (id == 0) listener_.Stop();
+  if (id == 0) {
+    listener_.Stop();
+    tls_listener_.Stop();
+  }
   // Requests already being handled finish and their replies go out; then the sockets close.
   for (ClientState* cl = client_lists_[id]; cl != nullptr; cl = cl->next) {
     cl->conn->CloseAfterReply();
@@ -367,19 +388,44 @@ int Server::Run() {
   signal(SIGPIPE, SIG_IGN);
 
   LogNotice("Lavik " LAVIK_VERSION " starting, pid=" + std::to_string(getpid()));
-  if (!listener_.Bind(config_.bind.substr(0, config_.bind.find(' ')), config_.port, &error)) {
+  const std::string bind_address = config_.bind.substr(0, config_.bind.find(' '));
+  const int tls_port = TlsPortFrom(registry_);
+  if (config_.port == 0 && tls_port == 0) {
+    LogWarning("Configured to not listen anywhere, exiting.");
+    return 1;
+  }
+  if (config_.port != 0 && !listener_.Bind(bind_address, config_.port, &error)) {
     LogWarning("Fatal: could not listen on " + error);
     return 1;
   }
+  if (tls_port != 0) {
+    std::shared_ptr<TlsContext> ctx = TlsContext::Create(TlsSettingsFrom(registry_), &error);
+    if (ctx == nullptr) {
+      LogWarning("Fatal: could not configure TLS: " + error);
+      return 1;
+    }
+    tls_.Set(std::move(ctx));
+    SetTlsLogSink([](std::string_view m) { Log(LogSeverity::kVerbose, m); });
+    if (!tls_listener_.Bind(bind_address, tls_port, &error)) {
+      LogWarning("Fatal: could not listen on " + error);
+      return 1;
+    }
+  }
   start_ms_ = NowMs();
+  if (!obs_->BindMetrics(config_, &error)) {
+    LogWarning("Fatal: " + error);
+    return 1;
+  }
   if (!StartWorkers(&error)) {
     LogWarning("Fatal: " + error);
     for (auto& w : workers_) w->RequestStop();
     for (auto& w : workers_) w->Join();
     return 1;
   }
-  LogNotice("Serving on " + config_.bind + ":" + std::to_string(listener_.port()) + " with " +
-            std::to_string(workers_.size()) + " worker(s)");
+  LogNotice("Serving on " + config_.bind + ":" + std::to_string(listener_.port()) +
+            (tls_port != 0 ? " and TLS port " + std::to_string(tls_listener_.port()) : "") +
+            " with " + std::to_string(workers_.size()) + " worker(s)");
+  obs_->StartMetrics(this);
   LogNotice("Ready to accept connections tcp");
 
   int sig = 0;
@@ -394,6 +440,7 @@ int Server::Run() {
   LogNotice(std::string("Received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
             ", shutting down: finishing in-flight requests");
   drain_deadline_us_ = MonotonicUs() + kDrainTimeoutUs;
+  obs_->StopMetrics();  // before the workers stop: a scrape may be waiting for them
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
   if (config_.shutdown_checkpoint) {

@@ -22,11 +22,13 @@
 #include "commands/shards.h"
 #include "net/connection.h"
 #include "net/listener.h"
+#include "net/tls.h"
 #include "runtime/worker.h"
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/config_registry.h"
 #include "server/memory_guard.h"
+#include "server/observability.h"
 #include "storage/data_file.h"
 #include "storage/recovery.h"
 
@@ -82,6 +84,7 @@ class Server : public RequestHandler {
   int64_t start_time_ms() const { return start_ms_; }
   const std::string& run_id() const { return run_id_; }
   std::atomic<int64_t>& connected_clients() { return connected_clients_; }
+  Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -107,7 +110,7 @@ class Server : public RequestHandler {
   bool StartWorkers(std::string* error);
   bool InitWorker(int id, std::string* error);
   bool WorkerDone(int id);
-  void Adopt(int fd);
+  void Adopt(int fd, TlsSession* tls = nullptr);  // takes ownership of tls
   void BeginDrain(int id);
   Result RunAtHome(ClientState* cl, const CommandSpec* spec,
                    std::span<const std::string_view> args);
@@ -134,7 +137,9 @@ class Server : public RequestHandler {
   std::atomic<int64_t> cache_mb_{0};
   std::unique_ptr<MemoryGuard> memory_guard_;
   int64_t applied_cache_mb_ = 0;
-  Listener listener_;
+  Listener listener_;      // plain TCP on `port` (not bound when port is 0)
+  Listener tls_listener_;  // TLS on tls-port (not bound when it is 0)
+  TlsContextSlot tls_;     // the context new TLS connections use (empty: TLS off)
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<int64_t> connected_clients_{0};
   std::atomic<int> drained_workers_{0};
@@ -150,6 +155,7 @@ class Server : public RequestHandler {
   std::string password_;
   std::atomic<bool> auth_required_{false};
   std::atomic<int64_t> maxclients_{10000};
+  std::unique_ptr<Observability> obs_;
 };
 
 }  // namespace lavik

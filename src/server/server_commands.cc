@@ -58,6 +58,7 @@ Task ConfigResetStat(Context& ctx) {
       s.rejected_connections.Reset();
       s.expired_keys_active.Reset();
       server->shards().at(w).store.stats() = StoreStats{};
+      server->observability().stats.ResetWorker(w);
     });
   }
   ctx.reply->Ok();

@@ -12,7 +12,7 @@ import time
 import pytest
 import redis
 
-from conftest import LAVIK_BIN, RespError
+from conftest import LAVIK_BIN, RespError, free_port
 
 pytestmark = pytest.mark.lavik_only
 
@@ -186,8 +186,10 @@ def test_foreign_file_is_refused_and_left_alone(tmp_path):
     path = tmp_path / "foreign.bin"
     path.write_bytes(os.urandom(64 * 1024))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    proc = subprocess.run([str(LAVIK_BIN), "--port", "0", "--data-file", str(path), "--log-dir",
-                           str(tmp_path / "logs")], capture_output=True, text=True, timeout=20)
+    # A real port: --port 0 alone means "listen nowhere", refused before the file is looked at.
+    proc = subprocess.run([str(LAVIK_BIN), "--port", str(free_port()), "--data-file", str(path),
+                           "--log-dir", str(tmp_path / "logs")],
+                          capture_output=True, text=True, timeout=20)
     assert proc.returncode != 0
     assert "cannot be used" in proc.stderr or "too small" in proc.stderr
     assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
