@@ -274,6 +274,7 @@ constexpr ParamSpec kSpecs[] = {
     Mem("data-file-size", 0, kU64Max, "0", kImmutable),
     Bool("defrag-paused", "no"),
     Str("log-dir", "./logs", kImmutable),
+    Mem("max-memory", 0, kI64Max, "0"),
     Int("metrics-port", 0, 65535, "0", kImmutable),
     Enum("network", "kernel", "kernel", kImmutable),
     Bool("pin-workers", "yes", kImmutable),
@@ -458,6 +459,7 @@ void ConfigRegistry::LoadFrom(const Config& config) {
   SetInitial("appendfsync", AppendFsyncName(config.appendfsync));
   SetInitial("data-file-size", std::to_string(config.data_file_size));
   SetInitial("cache-mb", std::to_string(config.cache_mb));
+  if (config.max_memory >= 0) SetInitial("max-memory", std::to_string(config.max_memory));
   SetInitial("tomb-raider-interval-ms", std::to_string(config.tomb_raider_interval_ms));
   SetInitial("maxclients", std::to_string(config.maxclients));
   SetInitial("loglevel", LogLevelName(config.loglevel));

@@ -145,6 +145,12 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrNoAuth);
     return Result::kDone;
   }
+  // Writes that would grow memory are refused while the non-evictable part is over the limit.
+  if ((spec->flags & kCmdDenyOom) && memory_guard_->oom()) {
+    obs_->CommandRejected(c.worker()->id(), spec);  // rejected_calls, as Redis counts OOM
+    w.Error(kErrOOM);
+    return Result::kDone;
+  }
   if (ClientHub::MonitorRejects(cl, spec)) {
     w.Error("ERR Replica can't interact with the keyspace");
     return Result::kDone;

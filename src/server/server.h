@@ -27,6 +27,7 @@
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/config_registry.h"
+#include "server/memory_guard.h"
 #include "server/observability.h"
 #include "storage/data_file.h"
 #include "storage/recovery.h"
@@ -103,6 +104,8 @@ class Server : public RequestHandler {
   DataFile& data_file() { return *data_file_; }
   const RecoveryReport& recovery() const { return recovery_; }
   bool defrag_paused() const { return defrag_paused_.load(std::memory_order_relaxed); }
+  MemoryGuard& memory_guard() { return *memory_guard_; }  // any thread (see memory_guard.h)
+  size_t registered_buffer_bytes(int id) const { return io_pools_[id]->bytes(); }  // worker id
 
  private:
   friend struct RemoteCommand;
@@ -137,6 +140,7 @@ class Server : public RequestHandler {
   RecoveryReport recovery_;
   std::atomic<bool> defrag_paused_{false};
   std::atomic<int64_t> cache_mb_{0};
+  std::unique_ptr<MemoryGuard> memory_guard_;
   int64_t applied_cache_mb_ = 0;
   Listener listener_;      // plain TCP on `port` (not bound when port is 0)
   Listener tls_listener_;  // TLS on tls-port (not bound when it is 0)

@@ -50,6 +50,7 @@ class AlignedBuffer {
   char* data() { return data_; }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
+  bool pooled() const { return pool_ != nullptr; }  // a slot of the registered pool
 
  private:
   void Release();
