@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "commands/command.h"
@@ -13,6 +14,8 @@
 #include "protocol/reply_writer.h"
 
 namespace lavik {
+
+struct AclUser;
 
 class ClientState {
  public:
@@ -24,6 +27,9 @@ class ClientState {
   int resp = 2;
   bool authenticated = false;
   std::string user = "default";
+  // Snapshot of `user` (acl.h), re-read when Acl::version() moves past acl_version.
+  std::shared_ptr<const AclUser> acl_user;
+  uint64_t acl_version = 0;
   std::string_view last_command = "NULL";  // a CommandSpec name (static storage)
 
   // The command being run (Context must outlive a suspended handler, so it lives here).
@@ -37,5 +43,8 @@ class ClientState {
   ClientState* prev = nullptr;
   ClientState* next = nullptr;
 };
+
+// One CLIENT LIST line (with its trailing newline), as Redis 7.0 formats it.
+std::string ClientLine(const ClientState& cl, int64_t now_ms);
 
 }  // namespace lavik

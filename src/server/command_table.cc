@@ -25,6 +25,7 @@ CommandTable::CommandTable() {
   Add(KeyCommands());
   Add(ConnectionCommands());
   Add(ServerCommands());
+  Add(AclCommands());
 }
 
 void CommandTable::Add(std::span<const CommandSpec> family) {

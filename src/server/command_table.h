@@ -14,6 +14,7 @@ namespace lavik {
 // Families that live in this layer (they need the server's state).
 std::span<const CommandSpec> ConnectionCommands();
 std::span<const CommandSpec> ServerCommands();
+std::span<const CommandSpec> AclCommands();  // acl_commands.cc
 
 class CommandTable {
  public:

@@ -10,6 +10,8 @@
 #include "commands/command.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
+#include "server/acl.h"
+#include "server/acl_client.h"
 #include "server/client_state.h"
 #include "server/command_table.h"
 #include "server/server.h"
@@ -62,7 +64,7 @@ Task Auth(Context& ctx) {
   std::string_view user = "default";
   std::string_view pass = ctx.args[1];
   if (ctx.args.size() == 2) {
-    if (!ctx.server->auth_required()) {
+    if (ctx.server->acl().Find("default")->nopass) {
       ctx.reply->Error(kErrAuthNotConfigured);
       co_return;
     }
@@ -70,10 +72,7 @@ Task Auth(Context& ctx) {
     user = ctx.args[1];
     pass = ctx.args[2];
   }
-  if (ctx.server->CheckPassword(user, pass)) {
-    ctx.client->authenticated = true;
-    ctx.client->user = std::string(user);
-    ctx.client->conn->set_auth_required(false);
+  if (AclAuthenticate(*ctx.server, *ctx.client, user, pass, ctx.args[0])) {
     ctx.reply->Ok();
   } else {
     ctx.reply->Error(kErrWrongPass);
@@ -120,13 +119,10 @@ Task Hello(Context& ctx) {
   }
   ClientState* cl = ctx.client;
   if (has_auth) {
-    if (!ctx.server->CheckPassword(user, pass)) {
+    if (!AclAuthenticate(*ctx.server, *cl, user, pass, ctx.args[0])) {
       ctx.reply->Error(kErrWrongPass);
       co_return;
     }
-    cl->authenticated = true;
-    cl->user = std::string(user);
-    cl->conn->set_auth_required(false);
   }
   if (!cl->authenticated && ctx.server->auth_required()) {
     ctx.reply->Error(
@@ -164,6 +160,8 @@ Task Hello(Context& ctx) {
   w.Array(0);
 }
 
+}  // namespace
+
 // One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields.
 std::string ClientLine(const ClientState& cl, int64_t now_ms) {
   const Connection& c = *cl.conn;
@@ -191,6 +189,8 @@ std::string ClientLine(const ClientState& cl, int64_t now_ms) {
   s += "\n";
   return s;
 }
+
+namespace {
 
 Task ClientId(Context& ctx) {
   ctx.reply->Integer(static_cast<int64_t>(ctx.client->id));

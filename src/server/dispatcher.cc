@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "protocol/errors.h"
+#include "server/acl_client.h"
 #include "server/client_state.h"
 #include "server/server.h"
 
@@ -138,6 +139,10 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     return Result::kDone;
   }
   cl->last_command = spec->name;
+  if (cl->acl_version != acl_->version() && !AclRefreshUser(*this, *cl)) return Result::kClose;
+  if (!cl->acl_user->unrestricted && !AclPermitOrReply(*this, *cl, *spec, args)) {
+    return Result::kDone;
+  }
   stats_[c.worker()->id()]->commands.Add();
 
   bool multi = false;
