@@ -262,11 +262,12 @@ std::shared_ptr<const AclUser> Acl::Authenticate(std::string_view name,
 
 void Acl::SetCommandBit(AclUser* u, int index, bool allow) const {
   uint64_t bit = uint64_t{1} << (index & 63);
+  // Unlike Redis 6, 7.0 keeps the "future commands" bit when single commands are removed: only
+  // -@all (nocommands, reset) clears it, so "+@all -get" stays "+@all -get".
   if (allow) {
     u->allowed[index >> 6] |= bit;
   } else {
     u->allowed[index >> 6] &= ~bit;
-    u->future_commands = false;
   }
 }
 

@@ -42,7 +42,7 @@ struct AclUser {
   int sanitize = 0;                    // 0 not set, 1 sanitize-payload, 2 skip-sanitize-payload
   std::vector<std::string> passwords;  // SHA-256, 64 lowercase hex digits each
   std::vector<uint64_t> allowed;       // one bit per command index (Acl::Index)
-  bool future_commands = false;        // set by +@all / allcommands, cleared by any removal
+  bool future_commands = false;        // set by +@all / allcommands, cleared by -@all only
   // "+cmd|firstarg" for commands without subcommands (Redis's deprecated first-arg rules).
   std::map<int, std::vector<std::string>> first_args;
   bool all_keys = false;

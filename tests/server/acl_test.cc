@@ -90,7 +90,7 @@ TEST_F(AclTest, DescribeRoundTrips) {
                          "+config|get", "resetchannels", "&x"}));
   EXPECT_EQ(Line("u1"),
             "on #f64551fcd6f07823cb87971cfb91446425da18286b3ab1ef935e0cbd7a69f68a ~foo* %R~r* "
-            "%W~w* resetchannels &x -@all +@read +set -get +config|get");
+            "%W~w* resetchannels &x -@all +@read -get +set +config|get");
   EXPECT_EQ(Acl::DescribeKeys(*acl_.Find("u1")), "~foo* %R~r* %W~w*");
   EXPECT_EQ(Acl::DescribeChannels(*acl_.Find("u1")), "&x");
   ASSERT_TRUE(Set("z", {"+config", "-config|set"}));
