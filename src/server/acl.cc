@@ -358,7 +358,6 @@ bool Acl::ApplyOp(AclUser* u, std::string_view op, std::string* reason) const {
     uint8_t access = 0;
     size_t offset = 1;
     if (op[0] == '%') {
-      bool tilde = false;
       for (; offset < op.size(); ++offset) {
         char c = op[offset];
         if ((c == 'R' || c == 'r') && !(access & kAclRead)) {
@@ -367,13 +366,13 @@ bool Acl::ApplyOp(AclUser* u, std::string_view op, std::string* reason) const {
           access |= kAclWrite;
         } else if (c == '~') {
           ++offset;
-          tilde = true;
           break;
         } else {
           return fail(kErrInval);
         }
       }
-      if (!tilde || access == 0) return fail(kErrInval);
+      // As Redis 7.0, "%R" without '~' is accepted (an empty pattern); only the flags are required.
+      if (access == 0) return fail(kErrInval);
     } else {
       access = kAclReadWrite;
     }

@@ -71,6 +71,10 @@ TEST_F(AclTest, SetUserErrorsAreRedisTexts) {
   EXPECT_NE(err.find("exactly 64 characters"), std::string::npos);
   EXPECT_FALSE(Set("u", {"%X~x"}, &err));
   EXPECT_FALSE(Set("u", {"%~x"}, &err));
+  EXPECT_FALSE(Set("u", {"%"}, &err));
+  // Redis 7.0 takes "%R" without '~' as an empty pattern.
+  ASSERT_TRUE(Set("pr", {"%R"}));
+  EXPECT_EQ(Acl::DescribeKeys(*acl_.Find("pr")), "%R~");
   EXPECT_FALSE(Set("u", {"+client|id|x"}, &err));
   EXPECT_NE(err.find("first-arg of a subcommand"), std::string::npos);
   EXPECT_FALSE(Set("u", {"(+get", "~x)"}, &err));
