@@ -158,6 +158,29 @@ def test_key_patterns_enforced(server, acl):
     c.close()
 
 
+def test_first_arg_rule(server, acl):
+    acl.execute_command("ACL", "SETUSER", "fa", "on", ">pw", "~*", "-@all", "+select|0")
+    assert getuser(acl, "fa")["commands"] == "-@all +select|0"
+    c = login(server, "fa")
+    assert c.execute_command("SELECT", "0")
+    with pytest.raises(redis.exceptions.NoPermissionError) as e:
+        c.execute_command("SELECT", "1")
+    assert str(e.value) == noperm_cmd("select")
+    c.close()
+
+
+def test_password_and_flag_changes_keep_sessions(server, acl, raw):
+    # Only DELUSER (and ACL LOAD) close a user's clients; off/resetpass/reset do not.
+    acl.execute_command("ACL", "SETUSER", "st", "on", ">pw", "~*", "+@all")
+    c = raw()
+    assert c.cmd("AUTH", "st", "pw") == "OK"
+    acl.execute_command("ACL", "SETUSER", "st", "off", "resetpass", ">other")
+    assert c.cmd("GET", "k") is None
+    acl.execute_command("ACL", "SETUSER", "st", "reset")
+    assert c.cmd("GET", "k") == RespError("NOPERM " + noperm_cmd("get"))
+    assert c.cmd("ACL", "WHOAMI") == RespError("NOPERM " + noperm_cmd("acl|whoami"))
+
+
 def test_changes_apply_to_logged_in_clients(server, acl):
     acl.execute_command("ACL", "SETUSER", "ch", "on", ">pw", "~*", "+get")
     c = login(server, "ch")
@@ -340,9 +363,17 @@ def test_aclfile_load_replaces_users(spawn_server, tmp_path):
     s = spawn_server(extra_args=["--aclfile", str(path)])
     r = s.client()
     r.execute_command("ACL", "SETUSER", "tmp", "on")
+    r.execute_command("ACL", "SETUSER", "ed", "on", "nopass", "+@all", "~*")
+    ed = s.raw()
+    assert ed.cmd("AUTH", "ed", "x") == "OK"
+    default = s.raw()
+    assert default.cmd("PING") == "PONG"
     path.write_text("user default on nopass ~* &* +@all\nuser ed on nopass +@all ~*\n")
     assert r.execute_command("ACL", "LOAD") == "OK"
     assert r.execute_command("ACL", "USERS") == ["default", "ed"]
+    # As Redis 7.0, ACL LOAD closes the clients of every user but "default", even kept ones.
+    assert ed.closed()
+    assert default.cmd("PING") == "PONG"
 
 
 def test_aclfile_bad_file_aborts_startup(spawn_server, tmp_path):
