@@ -67,13 +67,14 @@ Server::Server(Config config) : config_(std::move(config)) {
   ResolveMemoryDefaults(&config_);  // cache-mb and max-memory
   registry_.LoadFrom(config_);
   registry_.SetInitial("databases", "1");  // one database (db 0), see doc/commands.md
-  password_ = config_.requirepass;
-  auth_required_ = !password_.empty();
+  acl_ = std::make_unique<Acl>(table_);
+  if (!config_.requirepass.empty()) acl_->SetDefaultPassword(config_.requirepass);
+  for (const auto& [name, value] : config_.extra_params) {
+    if (name == "aclfile") aclfile_ = value;
+  }
   maxclients_ = config_.maxclients;
   registry_.OnChange("requirepass", [this](std::string_view v) {
-    std::lock_guard<std::mutex> lock(auth_mu_);
-    password_ = std::string(v);
-    auth_required_.store(!password_.empty(), std::memory_order_release);
+    acl_->SetDefaultPassword(v);
     return Status::Ok();
   });
   registry_.OnChange("maxclients", [this](std::string_view v) {
@@ -124,13 +125,6 @@ void Server::ConfigGet(std::span<const std::string_view> patterns,
                        std::vector<std::pair<std::string, std::string>>* out) {
   std::lock_guard<std::mutex> lock(config_mu_);
   registry_.Get(patterns, out);
-}
-
-bool Server::CheckPassword(std::string_view user, std::string_view password) {
-  std::lock_guard<std::mutex> lock(auth_mu_);
-  if (user != "default") return false;
-  // No password configured: the default user is "nopass", any password is accepted.
-  return password_.empty() || password == password_;
 }
 
 void Server::RequestShutdown() { kill(getpid(), SIGTERM); }
@@ -220,6 +214,7 @@ void Server::OnOpen(Connection& c) {
   auto* cl = new ClientState(&c);
   c.user_data = cl;
   c.set_auth_required(auth_required());
+  cl->authenticated = !auth_required();  // as Redis: kept if a password is set later
   int w = c.worker()->id();
   cl->next = client_lists_[w];
   if (cl->next != nullptr) cl->next->prev = cl;
@@ -422,6 +417,10 @@ int Server::Run() {
       LogWarning("Fatal: could not listen on " + error);
       return 1;
     }
+  }
+  if (!aclfile_.empty() && !acl_->LoadFile(aclfile_, &error)) {
+    LogWarning("Aborting Lavik startup because of ACL errors: " + error);
+    return 1;
   }
   start_ms_ = NowMs();
   if (!obs_->BindMetrics(config_, &error)) {
