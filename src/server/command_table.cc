@@ -26,6 +26,7 @@ CommandTable::CommandTable() {
   Add(ConnectionCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());
+  Add(PubSubCommands());
 }
 
 void CommandTable::Add(std::span<const CommandSpec> family) {
