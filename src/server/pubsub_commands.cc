@@ -225,6 +225,8 @@ Task PubsubHelp(Context& ctx) {
   co_return;
 }
 
+// Shard channels are not keys in a server without cluster mode (they never route a command), so
+// SSUBSCRIBE/SUNSUBSCRIBE/SPUBLISH declare no key positions; Redis's COMMAND INFO lists them.
 constexpr uint32_t kPs = kCmdPubSub | kCmdLoading | kCmdStale | kCmdHome;
 
 const CommandSpec kPubsubSubcommands[] = {
@@ -252,13 +254,13 @@ const CommandSpec kPubSubCommands[] = {
     {"punsubscribe", -1, kPs | kCmdNoScript, 0, 0, 0, &PunsubscribeCommand, "@pubsub @slow",
      "pubsub", "Stops listening to messages published to channels that match one or more patterns.",
      "2.0.0"},
-    {"ssubscribe", -2, kPs | kCmdNoScript, 1, -1, 1, &ChannelCommand, "@pubsub @slow", "pubsub",
+    {"ssubscribe", -2, kPs | kCmdNoScript, 0, 0, 0, &ChannelCommand, "@pubsub @slow", "pubsub",
      "Listens for messages published to shard channels.", "7.0.0"},
-    {"sunsubscribe", -1, kPs | kCmdNoScript, 1, -1, 1, &SunsubscribeCommand, "@pubsub @slow",
+    {"sunsubscribe", -1, kPs | kCmdNoScript, 0, 0, 0, &SunsubscribeCommand, "@pubsub @slow",
      "pubsub", "Stops listening to messages posted to shard channels.", "7.0.0"},
     {"publish", 3, kPs | kCmdFast, 0, 0, 0, &ChannelCommand, "@pubsub @fast", "pubsub",
      "Posts a message to a channel.", "2.0.0"},
-    {"spublish", 3, kPs | kCmdFast, 1, 1, 1, &ChannelCommand, "@pubsub @fast", "pubsub",
+    {"spublish", 3, kPs | kCmdFast, 0, 0, 0, &ChannelCommand, "@pubsub @fast", "pubsub",
      "Post a message to a shard channel", "7.0.0"},
     {"pubsub", -2, kCmdHome, 0, 0, 0, nullptr, "@slow", "pubsub",
      "A container for Pub/Sub commands.", "2.8.0", kPubsubSubcommands},
