@@ -52,8 +52,8 @@ class CommandTableTest : public ::testing::Test {
 
 TEST_F(CommandTableTest, HoldsEveryFamily) {
   size_t expected = StringCommands().size() + KeyCommands().size() + ConnectionCommands().size() +
-                    ServerCommands().size() + ObservabilityCommands().size() + AclCommands().size() +
-                    PubSubCommands().size();
+                    ServerCommands().size() + ObservabilityCommands().size() +
+                    AclCommands().size() + PubSubCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
