@@ -129,9 +129,8 @@ Task Publish(Context& ctx, PubSubKind kind) {
 // SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, PUBLISH and SPUBLISH: every command that names channels
 // or patterns a user may be denied.
 Task ChannelCommand(Context& ctx) {
-  // ACL CHANNEL HOOK (#6, "&pattern" channel permissions): check each channel / pattern argument
-  // against ctx.client's user here, before anything is registered or published, and on denial
-  // reply the NOPERM error and co_return. This is the one place the check goes.
+  // ACL channel permissions ("&pattern") were checked by the dispatcher (Acl::Check) before this
+  // ran: nothing is registered or published for a refused channel.
   const std::string_view name = ctx.spec->name;
   if (name == "subscribe") {
     co_await Subscribe(ctx, PubSubKind::kChannel);
