@@ -262,7 +262,8 @@ bool ClientHub::ShouldParkSlow(const ClientState* cl, const CommandSpec* spec) c
   // Redis 7.0 can pause either (it is answered before the lookup).
   if (cl->monitor || spec->name == "quit" || !PauseActive(NowMs())) return false;
   if (pause_type_.load(std::memory_order_relaxed) == kPauseAll) return true;
-  return (spec->flags & kCmdWrite) != 0;
+  // WRITE also holds PUBLISH/SPUBLISH: Redis 7.0 pauses "may-replicate" commands with writes.
+  return (spec->flags & kCmdWrite) != 0 || spec->name == "publish" || spec->name == "spublish";
 }
 
 void ClientHub::Park(ClientState* cl) {
