@@ -80,17 +80,23 @@ bool CollectionView::Parse(std::string_view encoded, bool with_values) {
   if ((encoded.size() - kHeaderSize) / 4 < count) return false;
   const char* offsets = encoded.data() + kHeaderSize;
   std::string_view data = encoded.substr(kHeaderSize + size_t{count} * 4);
-  // Every entry must decode and end exactly where the next begins: a damaged encoding is
-  // refused here rather than read out of bounds later.
-  const char* end = data.data() + data.size();
-  const char* p = data.data();
-  for (uint32_t i = 0; i < count; ++i) {
-    if (LoadU32(offsets + size_t{i} * 4) != static_cast<uint32_t>(p - data.data())) return false;
+  // O(1) checks, so a lookup in a big collection stays O(log n): the first entry starts the
+  // area and the last one ends it exactly (a truncated or padded value fails here). Entry()
+  // bounds every read, so a damaged middle offset cannot read outside the value; the record's
+  // CRC is what guards the bytes themselves.
+  if (count > 0) {
+    if (LoadU32(offsets) != 0) return false;
+    const uint32_t last = LoadU32(offsets + (size_t{count} - 1) * 4);
+    if (last >= data.size()) return false;
+    const char* p = data.data() + last;
+    const char* end = data.data() + data.size();
     std::string_view s;
-    if (!GetString(&p, end, &s)) return false;
-    if (with_values && !GetString(&p, end, &s)) return false;
+    if (!GetString(&p, end, &s) || (with_values && !GetString(&p, end, &s)) || p != end) {
+      return false;
+    }
+  } else if (!data.empty()) {
+    return false;
   }
-  if (p != end) return false;
   offsets_ = offsets;
   data_ = data;
   count_ = count;
@@ -98,11 +104,13 @@ bool CollectionView::Parse(std::string_view encoded, bool with_values) {
 }
 
 std::string_view CollectionView::Entry(uint32_t i, std::string_view* value) const {
-  const char* p = data_.data() + LoadU32(offsets_ + size_t{i} * 4);
-  const char* end = data_.data() + data_.size();
+  const uint32_t off = LoadU32(offsets_ + size_t{i} * 4);
   std::string_view f, v;
-  GetString(&p, end, &f);  // validated by Parse
-  if (with_values_) GetString(&p, end, &v);
+  if (off < data_.size()) {  // else damaged: an empty entry rather than a read out of bounds
+    const char* p = data_.data() + off;
+    const char* end = data_.data() + data_.size();
+    if (GetString(&p, end, &f) && with_values_) GetString(&p, end, &v);
+  }
   if (value != nullptr) *value = v;
   return f;
 }

@@ -27,8 +27,9 @@ uint64_t MemberHash(std::string_view member);
 class CollectionView {
  public:
   CollectionView() = default;
-  // Parses `encoded` (empty = an empty collection). False if the bytes are not a valid encoding
-  // with the given value-ness; the view is then empty.
+  // Parses `encoded` (empty = an empty collection) in O(1). False if the header, the value-ness
+  // or the bounds of the entry area are wrong; the view is then empty. Accessors never read
+  // outside `encoded`, even if a middle offset is damaged.
   bool Parse(std::string_view encoded, bool with_values);
 
   uint32_t size() const { return count_; }
