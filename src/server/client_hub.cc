@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "runtime/worker.h"
+#include "server/acl.h"
 #include "server/config_registry.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -179,7 +180,9 @@ ClientType ClientHub::TypeOf(const ClientState&) {
   return ClientType::kNormal;
 }
 
-bool ClientHub::UserExists(std::string_view user) { return user == "default"; }
+bool ClientHub::UserExists(std::string_view user) const {
+  return server_->acl().Find(user) != nullptr;
+}
 
 std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) {
   const Connection& c = *cl.conn;

@@ -98,7 +98,8 @@ class ClientHub {
   // The client's worker: closes `cl` now, dropping its pending output (as Redis's freeClient).
   void Kill(ClientState* cl);
   static ClientType TypeOf(const ClientState& cl);
-  static bool UserExists(std::string_view user);
+  // Whether the ACL has this user (CLIENT KILL USER).
+  bool UserExists(std::string_view user) const;
 
   int64_t timeout_s() const { return timeout_s_.load(std::memory_order_relaxed); }
 

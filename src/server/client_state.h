@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,6 +18,8 @@
 
 namespace lavik {
 
+struct AclUser;
+
 class ClientState {
  public:
   explicit ClientState(Connection* c) : conn(c), id(c->id()), writer(nullptr, 2) {}
@@ -27,6 +30,9 @@ class ClientState {
   int resp = 2;
   bool authenticated = false;
   std::string user = "default";
+  // Snapshot of `user` (acl.h), re-read when Acl::version() moves past acl_version.
+  std::shared_ptr<const AclUser> acl_user;
+  uint64_t acl_version = 0;
   std::string_view last_command = "NULL";  // a CommandSpec name (static storage)
 
   // The command being run (Context must outlive a suspended handler, so it lives here).

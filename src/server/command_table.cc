@@ -28,6 +28,7 @@ CommandTable::CommandTable() {
   Add(ConnectionCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());
+  Add(AclCommands());
 }
 
 void CommandTable::Add(std::span<const CommandSpec> family) {

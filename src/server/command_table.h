@@ -15,6 +15,7 @@ namespace lavik {
 std::span<const CommandSpec> ConnectionCommands();
 std::span<const CommandSpec> ServerCommands();
 std::span<const CommandSpec> ObservabilityCommands();  // SLOWLOG, LATENCY
+std::span<const CommandSpec> AclCommands();            // acl_commands.cc
 
 class CommandTable {
  public:
