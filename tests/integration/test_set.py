@@ -415,3 +415,23 @@ def test_one_million_member_set(r):
     assert len(r.srandmember("big", 10)) == 10
     assert r.delete("big") == 1
     assert time.monotonic() - t0 < 60
+
+
+def test_acl_key_patterns_cover_sintercard_keys(r, server):
+    """SINTERCARD names its keys through numkeys: ACL key patterns must still see them."""
+    r.sadd("a1", "x")
+    r.sadd("b1", "x")
+    r.execute_command("ACL", "SETUSER", "setuser1", "on", ">pw", "+@all", "~a*")
+    try:
+        c = server.client(username="setuser1", password="pw")
+        assert c.execute_command("SINTERCARD", 1, "a1") == 1
+        assert c.execute_command("SINTERCARD", 1, "a1", "LIMIT", "0") == 1
+        with pytest.raises(redis.ResponseError) as e:
+            c.execute_command("SINTERCARD", 2, "a1", "b1")
+        assert err(e) == "this user has no permissions to access one of the keys used as arguments"
+        with pytest.raises(redis.ResponseError) as e:
+            c.sinter("a1", "b1")
+        assert err(e) == "this user has no permissions to access one of the keys used as arguments"
+        c.close()
+    finally:
+        r.execute_command("ACL", "DELUSER", "setuser1")
