@@ -224,7 +224,7 @@ std::shared_ptr<AclUser> Acl::DefaultUser() const {
 }
 
 void Acl::Finish(AclUser* u) const {
-  bool all = u->all_keys;
+  bool all = u->all_keys && u->all_channels;
   for (size_t i = 0; all && i < commands_.size(); ++i) all = u->Allowed(static_cast<int>(i));
   u->unrestricted = all;
 }
@@ -507,6 +507,25 @@ AclVerdict Acl::Check(const AclUser& user, const CommandSpec& spec,
     if (!first_arg_ok) {
       v.kind = AclVerdict::kCommand;
       return v;
+    }
+  }
+  // Channels: PUBLISH/SPUBLISH name one, (S|P)SUBSCRIBE several; the unsubscribe commands are
+  // never refused, as in Redis. (They have no keys, so the key check below does not apply.)
+  if (!user.all_channels && (spec.flags & kCmdPubSub)) {
+    const std::string_view n = spec.name;
+    const bool is_pattern = n == "psubscribe";
+    size_t end = 0;
+    if (n == "publish" || n == "spublish") {
+      end = std::min<size_t>(args.size(), 2);
+    } else if (n == "subscribe" || n == "ssubscribe" || is_pattern) {
+      end = args.size();
+    }
+    for (size_t i = 1; i < end; ++i) {
+      if (!ChannelAllowed(user, args[i], is_pattern)) {
+        v.kind = AclVerdict::kChannel;
+        v.arg = static_cast<int>(i);
+        return v;
+      }
     }
   }
   if (user.all_keys) return v;

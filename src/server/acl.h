@@ -49,7 +49,7 @@ struct AclUser {
   std::vector<AclKeyPattern> keys;
   bool all_channels = false;
   std::vector<std::string> channels;
-  // All commands, all keys: the dispatcher skips the check (computed when published).
+  // All commands, keys and channels: the dispatcher skips the check (computed when published).
   bool unrestricted = false;
 
   bool Allowed(int index) const { return (allowed[index >> 6] >> (index & 63)) & 1; }

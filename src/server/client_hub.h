@@ -85,6 +85,12 @@ class ClientHub {
     }
   }
 
+  // A pub/sub message was appended to a subscriber's output (server/pubsub.h): applies the
+  // pubsub class of client-output-buffer-limit, closing a subscriber that does not keep up.
+  void OnPubSubOutput(ClientState* cl) {
+    if (pubsub_limit_on_.load(std::memory_order_relaxed)) CheckOutputLimit(cl);
+  }
+
   // ---- For the CLIENT / MONITOR handlers ----
 
   void Pause(int64_t end_ms, bool all);  // any thread; a pause only ever grows
@@ -134,6 +140,7 @@ class ClientHub {
 
   std::atomic<int> monitors_{0};
   std::atomic<bool> output_limit_on_{false};
+  std::atomic<bool> pubsub_limit_on_{false};
   std::mutex limit_mu_;
   OutputLimit normal_limit_;  // under limit_mu_; copied per check (rare: only when enabled)
   OutputLimit pubsub_limit_;  // for issue #4's subscribers

@@ -15,6 +15,7 @@
 #include "net/connection.h"
 #include "protocol/reply_writer.h"
 #include "server/client_admin.h"
+#include "server/pubsub_client.h"
 
 namespace lavik {
 
@@ -54,6 +55,9 @@ class ClientState {
   bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
   bool discard_reply = false;                  // this command's reply goes nowhere
   OutputLimitTracker obuf_limit;               // client-output-buffer-limit's soft clock
+
+  // Pub/Sub (server/pubsub.h): created on the first subscription, null until then.
+  std::unique_ptr<PubSubClient> pubsub;
 
   // Intrusive list of the worker's clients (for CLIENT LIST and shutdown).
   ClientState* prev = nullptr;

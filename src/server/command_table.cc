@@ -29,6 +29,7 @@ CommandTable::CommandTable() {
   Add(ServerCommands());
   Add(ObservabilityCommands());
   Add(AclCommands());
+  Add(PubSubCommands());
 }
 
 void CommandTable::Add(std::span<const CommandSpec> family) {

@@ -16,6 +16,7 @@ std::span<const CommandSpec> ConnectionCommands();
 std::span<const CommandSpec> ServerCommands();
 std::span<const CommandSpec> ObservabilityCommands();  // SLOWLOG, LATENCY
 std::span<const CommandSpec> AclCommands();            // acl_commands.cc
+std::span<const CommandSpec> PubSubCommands();         // SUBSCRIBE, PUBLISH, PUBSUB...
 
 class CommandTable {
  public:

@@ -27,6 +27,10 @@ constexpr std::string_view kRedisVersion = "7.0.15";
 Task Ping(Context& ctx) {
   if (ctx.args.size() > 2) {
     ctx.reply->Error(WrongArityError("ping"));
+  } else if (ctx.client->resp == 2 && ctx.client->pubsub && ctx.client->pubsub->subscribed()) {
+    ctx.reply->Array(2);  // a subscribed RESP2 client reads only arrays: ["pong", <arg or "">]
+    ctx.reply->Bulk("pong");
+    ctx.reply->Bulk(ctx.args.size() == 2 ? ctx.args[1] : std::string_view());
   } else if (ctx.args.size() == 1) {
     ctx.reply->Simple("PONG");
   } else {

@@ -158,6 +158,13 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrOOM);
     return Result::kDone;
   }
+  // A subscribed RESP2 connection carries only pub/sub traffic (one null check otherwise).
+  if (cl->pubsub != nullptr && cl->resp == 2 && cl->pubsub->subscribed() &&
+      !AllowedWhileSubscribedResp2(spec->name)) {
+    obs_->CommandRejected(c.worker()->id(), spec);
+    w.Error(SubscribedContextError(spec->name));
+    return Result::kDone;
+  }
   if (ClientHub::MonitorRejects(cl, spec)) {
     w.Error("ERR Replica can't interact with the keyspace");
     return Result::kDone;

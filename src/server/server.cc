@@ -16,6 +16,7 @@
 #include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/log.h"
+#include "server/pubsub.h"
 #include "server/tls_config.h"
 #include "storage/device.h"
 #include "storage/store.h"
@@ -111,6 +112,7 @@ Server::Server(Config config) : config_(std::move(config)) {
   obs_->WireConfig(&registry_);
   hub_ = std::make_unique<ClientHub>(this);
   hub_->Configure(registry_);
+  pubsub_ = std::make_unique<PubSub>(this, hub_.get());
   run_id_ = RandomHex(40);
 }
 
@@ -252,6 +254,7 @@ void Server::OnClose(Connection& c) {
   if (cl->next != nullptr) cl->next->prev = cl->prev;
   connected_clients_.fetch_sub(1);
   hub_->OnClose(cl);
+  pubsub_->OnClose(cl);
   if (cl->pending) {
     cl->closed = true;  // freed by FinishCommand
   } else {

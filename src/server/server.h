@@ -38,6 +38,7 @@ namespace lavik {
 
 class ClientHub;
 class ClientState;
+class PubSub;
 struct RemoteCommand;
 
 // A counter with one writer (its worker) and racy-but-atomic readers (INFO): a plain increment,
@@ -90,6 +91,7 @@ class Server : public RequestHandler {
   std::atomic<int64_t>& connected_clients() { return connected_clients_; }
   Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
   ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
+  PubSub& pubsub() { return *pubsub_; }             // channel registry (server/pubsub.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -167,6 +169,7 @@ class Server : public RequestHandler {
   std::atomic<int64_t> maxclients_{10000};
   std::unique_ptr<Observability> obs_;
   std::unique_ptr<ClientHub> hub_;
+  std::unique_ptr<PubSub> pubsub_;
 };
 
 }  // namespace lavik

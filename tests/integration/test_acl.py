@@ -228,6 +228,33 @@ def test_deluser_closes_open_connection(server, acl, raw):
 # --------------------------------------------------------------------------- LOG
 
 
+NOPERM_CHANNELS = "NOPERM this user has no permissions to access one of the channels used as arguments"
+
+
+def test_channel_patterns_enforced(server, acl, raw):
+    acl.execute_command("ACL", "SETUSER", "chu", "on", ">pw", "+@all", "~*", "resetchannels",
+                        "&news.*")
+    c = raw()
+    assert c.cmd("AUTH", "chu", "pw") == "OK"
+    assert c.cmd("PUBLISH", "news.1", "x") == 0
+    assert c.cmd("PUBLISH", "other", "x") == RespError(NOPERM_CHANNELS)
+    assert c.cmd("SPUBLISH", "other", "x") == RespError(NOPERM_CHANNELS)
+    # A pattern must equal one of the user's patterns literally.
+    assert c.cmd("PSUBSCRIBE", "news.a*") == RespError(NOPERM_CHANNELS)
+    # One refused channel refuses the whole command: nothing is subscribed.
+    assert c.cmd("SUBSCRIBE", "news.a", "other") == RespError(NOPERM_CHANNELS)
+    assert c.cmd("PUBSUB", "NUMSUB", "news.a") == [b"news.a", 0]
+    assert c.cmd("SUBSCRIBE", "news.a") == [b"subscribe", b"news.a", 1]
+    assert c.cmd("PSUBSCRIBE", "news.*") == [b"psubscribe", b"news.*", 2]
+    entries = [dict(zip(e[0::2], e[1::2])) if isinstance(e, list) else e
+               for e in acl.execute_command("ACL", "LOG")]
+    assert ("channel", "other") in [(e["reason"], e["object"]) for e in entries]
+    assert ("channel", "news.a*") in [(e["reason"], e["object"]) for e in entries]
+    d = acl.execute_command("ACL", "DRYRUN", "chu", "PUBLISH", "other", "x")
+    assert "no permissions to access the 'other' channel" in d
+    assert acl.execute_command("ACL", "DRYRUN", "chu", "PUBLISH", "news.2", "x") == "OK"
+
+
 def test_acl_log_entries(server, acl):
     acl.execute_command("ACL", "SETUSER", "lg", "on", ">pw", "~k*", "-@all", "+get")
     c = login(server, "lg")

@@ -53,7 +53,8 @@ class CommandTableTest : public ::testing::Test {
 TEST_F(CommandTableTest, HoldsEveryFamily) {
   size_t expected = StringCommands().size() + KeyCommands().size() + ConnectionCommands().size() +
                     ServerCommands().size() + ObservabilityCommands().size() +
-                    AclCommands().size() + HashCommands().size() + SetCommands().size();
+                    AclCommands().size() + PubSubCommands().size() + HashCommands().size() +
+                    SetCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
@@ -223,7 +224,7 @@ TEST_F(CommandTableTest, OnlyContainersHaveSubcommands) {
     }
   }
   EXPECT_EQ(containers, (std::set<std::string_view>{"acl", "client", "config", "command", "latency",
-                                                    "slowlog"}));
+                                                    "pubsub", "slowlog"}));
 }
 
 TEST_F(CommandTableTest, EverySpecWithoutSubcommandsHasAHandler) {
