@@ -9,5 +9,7 @@ namespace lavik {
 
 std::span<const CommandSpec> StringCommands();
 std::span<const CommandSpec> KeyCommands();
+std::span<const CommandSpec> HashCommands();
+std::span<const CommandSpec> SetCommands();
 
 }  // namespace lavik

@@ -14,6 +14,7 @@
 #include "base/ascii.h"
 #include "base/clock.h"
 #include "base/glob.h"
+#include "commands/numkeys.h"
 #include "server/command_table.h"
 
 namespace lavik {
@@ -527,13 +528,15 @@ AclVerdict Acl::Check(const AclUser& user, const CommandSpec& spec,
       }
     }
   }
-  if (user.all_keys || spec.first_key <= 0) return v;
+  if (user.all_keys) return v;
   const int argc = static_cast<int>(args.size());
+  int first = spec.first_key;
   int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
+  if (first <= 0 && !NumkeysKeyRange(spec, args, &first, &last)) return v;  // SINTERCARD...
   if (last >= argc) last = argc - 1;
   const uint8_t need = commands_[index].key_access;
   const int step = spec.key_step > 0 ? spec.key_step : 1;
-  for (int i = spec.first_key; i <= last; i += step) {
+  for (int i = first; i <= last; i += step) {
     bool ok = false;
     for (const AclKeyPattern& p : user.keys) {
       if ((p.access & need) == need && GlobMatch(p.pattern, args[i])) {

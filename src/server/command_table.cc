@@ -23,6 +23,8 @@ bool Lower(std::string_view name, char* buf, size_t cap, std::string_view* out) 
 CommandTable::CommandTable() {
   Add(StringCommands());
   Add(KeyCommands());
+  Add(HashCommands());
+  Add(SetCommands());
   Add(ConnectionCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());

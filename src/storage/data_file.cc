@@ -279,6 +279,11 @@ uint32_t DataFile::AllocateRun(uint32_t count, uint32_t owner) {
     }
     return kNoSegment;
   };
+  // The run must leave the reserve free: a growable file grows first when too few are free
+  // (else a large record found a run but failed the reserve check without trying to grow).
+  if (free_.size() < count + reserve_) {
+    GrowLocked(static_cast<uint32_t>(count + reserve_ - free_.size()));
+  }
   uint32_t first = find_run();
   if (first == kNoSegment && free_.size() >= count + reserve_ - 1) {
     // No contiguous run among the free segments: grow by a whole run at the end.

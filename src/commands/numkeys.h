@@ -1,0 +1,32 @@
+// Keys of commands that name them with a numkeys argument right after the command name
+// (SINTERCARD numkeys key [key ...] ..., and later ZINTERCARD, ZUNION, LMPOP...). Their
+// CommandSpec reports no key range (first_key 0 with kCmdMovableKeys, Redis's legacy "0 0 0"
+// triple), so checks that must see every key (ACL key patterns) ask here.
+//
+// Thread safety: pure function.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "base/numbers.h"
+#include "commands/command.h"
+
+namespace lavik {
+
+// True for such a command with a valid numkeys: its keys are args[*first..*last] (step 1).
+// False otherwise (the command itself rejects a bad numkeys).
+inline bool NumkeysKeyRange(const CommandSpec& spec, std::span<const std::string_view> args,
+                            int* first, int* last) {
+  if (!(spec.flags & kCmdMovableKeys) || spec.first_key != 0 || args.size() < 3) return false;
+  int64_t n;
+  if (!ParseInt64(args[1], &n) || n <= 0 || n > static_cast<int64_t>(args.size()) - 2) {
+    return false;
+  }
+  *first = 2;
+  *last = static_cast<int>(1 + n);
+  return true;
+}
+
+}  // namespace lavik
