@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include "net/connection.h"
 #include "protocol/reply_writer.h"
 #include "server/client_admin.h"
+#include "server/transaction.h"
 
 namespace lavik {
 
@@ -48,6 +50,7 @@ class ClientState {
   bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
   bool discard_reply = false;                  // this command's reply goes nowhere
   OutputLimitTracker obuf_limit;               // client-output-buffer-limit's soft clock
+  std::unique_ptr<TxState> tx;                 // MULTI/WATCH (transaction.h); null until used
 
   // Intrusive list of the worker's clients (for CLIENT LIST and shutdown).
   ClientState* prev = nullptr;

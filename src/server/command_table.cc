@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include "commands/families.h"
+#include "server/transaction.h"
 
 namespace lavik {
 namespace {
@@ -26,6 +27,7 @@ CommandTable::CommandTable() {
   Add(ConnectionCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());
+  Add(TransactionCommands());
 }
 
 void CommandTable::Add(std::span<const CommandSpec> family) {
