@@ -361,7 +361,7 @@ constexpr uint32_t kTx = kCmdHome | kCmdNoScript | kCmdLoading | kCmdStale;
 const CommandSpec kTransactionCommands[] = {
     {"multi", 1, kTx | kCmdFast | kCmdAllowBusy, 0, 0, 0, &Multi, "@fast @transaction",
      "transactions", "Starts a transaction.", "1.2.0"},
-    {"exec", 1, kTx | kCmdSkipMonitor, 0, 0, 0, &Exec, "@slow @transaction", "transactions",
+    {"exec", 1, kTx, 0, 0, 0, &Exec, "@slow @transaction", "transactions",
      "Executes all commands in a transaction.", "1.2.0"},
     {"discard", 1, kTx | kCmdFast | kCmdAllowBusy, 0, 0, 0, &Discard, "@fast @transaction",
      "transactions", "Discards a transaction.", "2.0.0"},
