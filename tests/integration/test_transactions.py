@@ -562,3 +562,22 @@ def test_transactions_and_multikey_commands_do_not_deadlock(multi_server):
     c = s.client()
     assert c.mget(keys) == ["200"] * n
     c.close()
+
+
+def test_keyspace_commands_inside_exec_across_workers(multi_server):
+    s, n = multi_server
+    keys = keys_on_different_shards(n, "ks")
+    c = s.client()
+    with c.pipeline(transaction=True) as p:
+        for k in keys:
+            p.set(k, "v")
+        p.dbsize()
+        p.keys("*ks")
+        p.flushall()
+        p.dbsize()
+        p.ping()
+        res = p.execute()
+    assert res[:n + 1] == [True] * n + [n]
+    assert sorted(res[n + 1]) == sorted(keys)
+    assert res[n + 2:] == [True, 0, True]
+    c.close()
