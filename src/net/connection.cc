@@ -241,6 +241,10 @@ void Connection::CloseAfterReply() {
 void Connection::Abort() {
   closing_ = true;
   out_.clear();
+  // A send waiting for a peer that does not read (the slow client an output limit closes) would
+  // hold the connection, and what hangs off it, open forever: end it now, as Redis closes the
+  // socket at once. The send then fails and the usual close path runs.
+  if (send_inflight_ && !closed_) shutdown(fd_, SHUT_RDWR);
   MarkDirty();
 }
 

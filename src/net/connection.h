@@ -80,6 +80,7 @@ class Connection {
   // Closes now, dropping unsent output.
   void Abort();
   bool closing() const { return closing_; }
+  bool peer_closed() const { return eof_; }  // the client closed its end (or the socket failed)
 
   // Stricter protocol limits before AUTH, as Redis applies them (see RequestParser).
   void set_auth_required(bool required) { parser_.set_auth_required(required); }

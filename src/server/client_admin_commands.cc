@@ -22,7 +22,7 @@ Task ClientKillCommand(Context& ctx) {
     ctx.reply->Error(error);
     co_return;
   }
-  if (!filter.user.empty() && !ClientHub::UserExists(filter.user)) {
+  if (!filter.user.empty() && !ctx.server->client_hub().UserExists(filter.user)) {
     ctx.reply->Error("ERR No such user '" + filter.user + "'");
     co_return;
   }

@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "runtime/worker.h"
+#include "server/acl.h"
 #include "server/config_registry.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -80,6 +81,7 @@ void ClientHub::Configure(ConfigRegistry& registry) {
     pubsub_limit_ = pubsub;
     // Subscribers (issue #4) will need the check even when normal clients have no limit.
     output_limit_on_.store(normal.enabled(), std::memory_order_relaxed);
+    pubsub_limit_on_.store(pubsub.enabled(), std::memory_order_relaxed);
     return Status::Ok();
   };
   if (const std::string* v = registry.Value("client-output-buffer-limit")) set_obuf(*v);
@@ -173,19 +175,23 @@ void ClientHub::Kill(ClientState* cl) {
   }
 }
 
-ClientType ClientHub::TypeOf(const ClientState&) {
-  // A monitor counts as a normal client, as in Redis. Pub/sub (issue #4) returns kPubSub for
-  // subscribed clients here, which also selects the pubsub output limit.
-  return ClientType::kNormal;
+ClientType ClientHub::TypeOf(const ClientState& cl) {
+  // A monitor counts as a normal client, as in Redis; a client with any subscription (RESP2 or
+  // RESP3) is "pubsub", which also selects the pubsub output limit.
+  return cl.pubsub != nullptr && cl.pubsub->subscribed() ? ClientType::kPubSub
+                                                         : ClientType::kNormal;
 }
 
-bool ClientHub::UserExists(std::string_view user) { return user == "default"; }
+bool ClientHub::UserExists(std::string_view user) const {
+  return server_->acl().Find(user) != nullptr;
+}
 
 std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) {
   const Connection& c = *cl.conn;
   // Flags in Redis's order; only those Lavik can have.
   std::string flags;
   if (cl.monitor) flags += 'O';
+  if (ClientHub::TypeOf(cl) == ClientType::kPubSub) flags += 'P';
   if (cl.paused) flags += 'b';
   if (cl.close_after_reply) flags += 'c';
   if (c.closing() && !cl.close_after_reply) flags += 'A';
@@ -206,7 +212,11 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   s += " age=" + std::to_string((now_ms - c.created_ms()) / 1000);
   s += " idle=" + std::to_string((now_ms - c.last_active_ms()) / 1000);
   s += " flags=" + flags;
-  s += " db=0 sub=0 psub=0 ssub=0 multi=-1";
+  const PubSubClient* ps = cl.pubsub.get();
+  s += " db=0 sub=" + std::to_string(ps ? ps->channels() : 0);
+  s += " psub=" + std::to_string(ps ? ps->patterns() : 0);
+  s += " ssub=" + std::to_string(ps ? ps->shard_channels() : 0);
+  s += " multi=-1";
   s += " qbuf=" + std::to_string(c.input_buffered());
   s += " qbuf-free=" + std::to_string(c.input_capacity() - c.input_buffered());
   s += " argv-mem=" + std::to_string(argv_mem);
@@ -252,7 +262,8 @@ bool ClientHub::ShouldParkSlow(const ClientState* cl, const CommandSpec* spec) c
   // Redis 7.0 can pause either (it is answered before the lookup).
   if (cl->monitor || spec->name == "quit" || !PauseActive(NowMs())) return false;
   if (pause_type_.load(std::memory_order_relaxed) == kPauseAll) return true;
-  return (spec->flags & kCmdWrite) != 0;
+  // WRITE also holds PUBLISH/SPUBLISH: Redis 7.0 pauses "may-replicate" commands with writes.
+  return (spec->flags & kCmdWrite) != 0 || spec->name == "publish" || spec->name == "spublish";
 }
 
 void ClientHub::Park(ClientState* cl) {

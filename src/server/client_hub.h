@@ -85,6 +85,12 @@ class ClientHub {
     }
   }
 
+  // A pub/sub message was appended to a subscriber's output (server/pubsub.h): applies the
+  // pubsub class of client-output-buffer-limit, closing a subscriber that does not keep up.
+  void OnPubSubOutput(ClientState* cl) {
+    if (pubsub_limit_on_.load(std::memory_order_relaxed)) CheckOutputLimit(cl);
+  }
+
   // ---- For the CLIENT / MONITOR handlers ----
 
   void Pause(int64_t end_ms, bool all);  // any thread; a pause only ever grows
@@ -98,7 +104,8 @@ class ClientHub {
   // The client's worker: closes `cl` now, dropping its pending output (as Redis's freeClient).
   void Kill(ClientState* cl);
   static ClientType TypeOf(const ClientState& cl);
-  static bool UserExists(std::string_view user);
+  // Whether the ACL has this user (CLIENT KILL USER).
+  bool UserExists(std::string_view user) const;
 
   int64_t timeout_s() const { return timeout_s_.load(std::memory_order_relaxed); }
 
@@ -133,6 +140,7 @@ class ClientHub {
 
   std::atomic<int> monitors_{0};
   std::atomic<bool> output_limit_on_{false};
+  std::atomic<bool> pubsub_limit_on_{false};
   std::mutex limit_mu_;
   OutputLimit normal_limit_;  // under limit_mu_; copied per check (rare: only when enabled)
   OutputLimit pubsub_limit_;  // for issue #4's subscribers

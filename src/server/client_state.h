@@ -15,9 +15,12 @@
 #include "net/connection.h"
 #include "protocol/reply_writer.h"
 #include "server/client_admin.h"
+#include "server/pubsub_client.h"
 #include "server/transaction.h"
 
 namespace lavik {
+
+struct AclUser;
 
 class ClientState {
  public:
@@ -29,6 +32,9 @@ class ClientState {
   int resp = 2;
   bool authenticated = false;
   std::string user = "default";
+  // Snapshot of `user` (acl.h), re-read when Acl::version() moves past acl_version.
+  std::shared_ptr<const AclUser> acl_user;
+  uint64_t acl_version = 0;
   std::string_view last_command = "NULL";  // a CommandSpec name (static storage)
 
   // The command being run (Context must outlive a suspended handler, so it lives here).
@@ -51,6 +57,9 @@ class ClientState {
   bool discard_reply = false;                  // this command's reply goes nowhere
   OutputLimitTracker obuf_limit;               // client-output-buffer-limit's soft clock
   std::unique_ptr<TxState> tx;                 // MULTI/WATCH (transaction.h); null until used
+
+  // Pub/Sub (server/pubsub.h): created on the first subscription, null until then.
+  std::unique_ptr<PubSubClient> pubsub;
 
   // Intrusive list of the worker's clients (for CLIENT LIST and shutdown).
   ClientState* prev = nullptr;

@@ -27,6 +27,8 @@ CommandTable::CommandTable() {
   Add(ConnectionCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());
+  Add(AclCommands());
+  Add(PubSubCommands());
   Add(TransactionCommands());
 }
 

@@ -15,6 +15,8 @@ namespace lavik {
 std::span<const CommandSpec> ConnectionCommands();
 std::span<const CommandSpec> ServerCommands();
 std::span<const CommandSpec> ObservabilityCommands();  // SLOWLOG, LATENCY
+std::span<const CommandSpec> AclCommands();            // acl_commands.cc
+std::span<const CommandSpec> PubSubCommands();         // SUBSCRIBE, PUBLISH, PUBSUB...
 
 class CommandTable {
  public:

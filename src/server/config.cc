@@ -174,6 +174,15 @@ std::string ApplyCacheMb(std::string_view v, std::string_view where, Config* c) 
   return ApplyInt(v, where, 0, INT32_MAX, "size in MiB", &c->cache_mb);
 }
 
+std::string ApplyMaxMemory(std::string_view v, std::string_view where, Config* c) {
+  uint64_t bytes;
+  if (!ConfigRegistry::ParseMemory(v, &bytes) || bytes > static_cast<uint64_t>(INT64_MAX)) {
+    return Invalid(where, v, "a valid memory size (bytes, or a number with k, kb, mb, gb...)");
+  }
+  c->max_memory = static_cast<int64_t>(bytes);
+  return {};
+}
+
 std::string ApplyTombRaider(std::string_view v, std::string_view where, Config* c) {
   return ApplyInt(v, where, 0, INT64_MAX, "interval in milliseconds", &c->tomb_raider_interval_ms);
 }
@@ -233,6 +242,9 @@ constexpr Flag kFlags[] = {
     {"cache-mb", Arity::kOne, "--cache-mb N",
      "DRAM value cache, MiB (default: a quarter of RAM or of the memory cgroup limit)",
      ApplyCacheMb},
+    {"max-memory", Arity::kOne, "--max-memory BYTES",
+     "DRAM limit, e.g. 4gb; 0 = none (default: 80% of RAM or of the memory cgroup limit)",
+     ApplyMaxMemory},
     {"appendfsync", Arity::kOne, "--appendfsync always|everysec|no",
      "when writes are synced (default everysec)", ApplyAppendfsync},
     {"shutdown-checkpoint", Arity::kBool, "--shutdown-checkpoint",

@@ -46,7 +46,8 @@ struct Config {
   std::string requirepass;  // empty = no AUTH required
   AppendFsync appendfsync = AppendFsync::kEverysec;
   uint64_t data_file_size = 0;  // bytes; 0 = unlimited
-  int64_t cache_mb = -1;  // -1: a quarter of the memory available (RAM or memory cgroup limit)
+  int64_t cache_mb = -1;    // -1: a quarter of the memory available (RAM or memory cgroup limit)
+  int64_t max_memory = -1;  // bytes; -1: 80% of the memory available; 0: no limit
   int64_t tomb_raider_interval_ms = 86400000;
   int64_t maxclients = 10000;  // 1..4294967295
   LogLevel loglevel = LogLevel::kNotice;

@@ -244,11 +244,11 @@ constexpr ParamSpec kSpecs[] = {
     Str("tls-ciphersuites", ""),
     Str("tls-client-cert-file", ""),
     Str("tls-client-key-file", ""),
-    Str("tls-client-key-file-pass", ""),
+    Str("tls-client-key-file-pass", "", kSensitive),
     Bool("tls-cluster", "no"),
     Str("tls-dh-params-file", ""),
     Str("tls-key-file", ""),
-    Str("tls-key-file-pass", ""),
+    Str("tls-key-file-pass", "", kSensitive),
     Int("tls-port", 0, 65535, "0"),
     Bool("tls-prefer-server-ciphers", "no"),
     Str("tls-protocols", ""),
@@ -274,6 +274,7 @@ constexpr ParamSpec kSpecs[] = {
     Mem("data-file-size", 0, kU64Max, "0", kImmutable),
     Bool("defrag-paused", "no"),
     Str("log-dir", "./logs", kImmutable),
+    Mem("max-memory", 0, kI64Max, "0"),
     Int("metrics-port", 0, 65535, "0", kImmutable),
     Enum("network", "kernel", "kernel", kImmutable),
     Bool("pin-workers", "yes", kImmutable),
@@ -458,6 +459,7 @@ void ConfigRegistry::LoadFrom(const Config& config) {
   SetInitial("appendfsync", AppendFsyncName(config.appendfsync));
   SetInitial("data-file-size", std::to_string(config.data_file_size));
   SetInitial("cache-mb", std::to_string(config.cache_mb));
+  if (config.max_memory >= 0) SetInitial("max-memory", std::to_string(config.max_memory));
   SetInitial("tomb-raider-interval-ms", std::to_string(config.tomb_raider_interval_ms));
   SetInitial("maxclients", std::to_string(config.maxclients));
   SetInitial("loglevel", LogLevelName(config.loglevel));

@@ -11,6 +11,8 @@
 #include "commands/command.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
+#include "server/acl.h"
+#include "server/acl_client.h"
 #include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/command_table.h"
@@ -25,6 +27,10 @@ constexpr std::string_view kRedisVersion = "7.0.15";
 Task Ping(Context& ctx) {
   if (ctx.args.size() > 2) {
     ctx.reply->Error(WrongArityError("ping"));
+  } else if (ctx.client->resp == 2 && ctx.client->pubsub && ctx.client->pubsub->subscribed()) {
+    ctx.reply->Array(2);  // a subscribed RESP2 client reads only arrays: ["pong", <arg or "">]
+    ctx.reply->Bulk("pong");
+    ctx.reply->Bulk(ctx.args.size() == 2 ? ctx.args[1] : std::string_view());
   } else if (ctx.args.size() == 1) {
     ctx.reply->Simple("PONG");
   } else {
@@ -64,7 +70,7 @@ Task Auth(Context& ctx) {
   std::string_view user = "default";
   std::string_view pass = ctx.args[1];
   if (ctx.args.size() == 2) {
-    if (!ctx.server->auth_required()) {
+    if (ctx.server->acl().Find("default")->nopass) {
       ctx.reply->Error(kErrAuthNotConfigured);
       co_return;
     }
@@ -72,10 +78,7 @@ Task Auth(Context& ctx) {
     user = ctx.args[1];
     pass = ctx.args[2];
   }
-  if (ctx.server->CheckPassword(user, pass)) {
-    ctx.client->authenticated = true;
-    ctx.client->user = std::string(user);
-    ctx.client->conn->set_auth_required(false);
+  if (AclAuthenticate(*ctx.server, *ctx.client, user, pass, ctx.args[0])) {
     ctx.reply->Ok();
   } else {
     ctx.reply->Error(kErrWrongPass);
@@ -122,13 +125,10 @@ Task Hello(Context& ctx) {
   }
   ClientState* cl = ctx.client;
   if (has_auth) {
-    if (!ctx.server->CheckPassword(user, pass)) {
+    if (!AclAuthenticate(*ctx.server, *cl, user, pass, ctx.args[0])) {
       ctx.reply->Error(kErrWrongPass);
       co_return;
     }
-    cl->authenticated = true;
-    cl->user = std::string(user);
-    cl->conn->set_auth_required(false);
   }
   if (!cl->authenticated && ctx.server->auth_required()) {
     ctx.reply->Error(

@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "protocol/errors.h"
+#include "server/acl_client.h"
 #include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/server.h"
@@ -147,12 +148,30 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrNoAuth);
     return Result::kDone;
   }
+  cl->last_command = spec->name;  // before the ACL check: ACL LOG's client-info names it
+  if (cl->acl_version != acl_->version() && !AclRefreshUser(*this, *cl)) return Result::kClose;
+  if (!cl->acl_user->unrestricted && !AclPermitOrReply(*this, *cl, *spec, args)) {
+    obs_->CommandRejected(c.worker()->id(), spec);  // NOPERM counts as rejected, as in Redis
+    return Result::kDone;
+  }
+  // Writes that would grow memory are refused while the non-evictable part is over the limit.
+  if ((spec->flags & kCmdDenyOom) && memory_guard_->oom()) {
+    obs_->CommandRejected(c.worker()->id(), spec);  // rejected_calls, as Redis counts OOM
+    w.Error(kErrOOM);
+    return Result::kDone;
+  }
+  // A subscribed RESP2 connection carries only pub/sub traffic (one null check otherwise).
+  if (cl->pubsub != nullptr && cl->resp == 2 && cl->pubsub->subscribed() &&
+      !AllowedWhileSubscribedResp2(spec->name)) {
+    obs_->CommandRejected(c.worker()->id(), spec);
+    w.Error(SubscribedContextError(spec->name));
+    return Result::kDone;
+  }
   if (ClientHub::MonitorRejects(cl, spec)) {
     w.Error("ERR Replica can't interact with the keyspace");
     return Result::kDone;
   }
   multi_guard.Passed();
-  cl->last_command = spec->name;
   cl->cmd_spec = spec;
   cl->cmd_args = args;
   if (hub_->ShouldPark(cl, spec)) {  // CLIENT PAUSE: Execute runs when the pause ends

@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "runtime/shard_hop.h"
+#include "server/memory_guard.h"
 #include "server/server.h"
 #include "storage/store.h"
 
@@ -22,12 +23,11 @@ struct ShardFigures {
   uint64_t keys = 0;
   uint64_t expires = 0;
   StoreStats stats;
-  uint64_t index_bytes = 0;
   uint64_t cache_bytes = 0;
   uint64_t cache_capacity = 0;
   uint64_t cache_hits = 0;
   uint64_t cache_misses = 0;
-  uint64_t buffer_bytes = 0;
+  MemoryFigures memory;
   uint64_t tombstones = 0;
   uint64_t reads = 0;
   uint64_t writes = 0;
@@ -102,12 +102,10 @@ Task Info(Context& ctx) {
       f.keys = st.size();
       f.expires = st.expires();
       f.stats = st.stats();
-      f.index_bytes = st.index_memory() + st.ttl_memory();
       f.cache_bytes = st.cache().bytes();
       f.cache_capacity = st.cache().capacity();
       f.cache_hits = st.cache().hits();
       f.cache_misses = st.cache().misses();
-      f.buffer_bytes = st.log().buffer_memory();
       f.tombstones = st.tombstone_count();
       f.reads = st.device().reads();
       f.writes = st.device().writes();
@@ -115,18 +113,17 @@ Task Info(Context& ctx) {
       f.bytes_read = st.device().bytes_read();
       f.bytes_written = st.device().bytes_written();
       f.defrag_running = st.defrag_running();
+      f.memory = MeasureWorker(*server, w);
     });
   }
   ShardFigures total;
   for (const ShardFigures& f : figures) {
     total.keys += f.keys;
     total.expires += f.expires;
-    total.index_bytes += f.index_bytes;
     total.cache_bytes += f.cache_bytes;
     total.cache_capacity += f.cache_capacity;
     total.cache_hits += f.cache_hits;
     total.cache_misses += f.cache_misses;
-    total.buffer_bytes += f.buffer_bytes;
     total.tombstones += f.tombstones;
     total.reads += f.reads;
     total.writes += f.writes;
@@ -134,6 +131,7 @@ Task Info(Context& ctx) {
     total.bytes_read += f.bytes_read;
     total.bytes_written += f.bytes_written;
     total.defrag_running |= f.defrag_running;
+    total.memory.Add(f.memory);
     total.stats.corrupt_records += f.stats.corrupt_records;
     total.stats.device_reads += f.stats.device_reads;
     total.stats.defrag_segments += f.stats.defrag_segments;
@@ -197,23 +195,30 @@ Task Info(Context& ctx) {
     out += "\r\n";
   }
   if (Wanted(sections, "memory", true)) {
-    // used_memory is what Lavik holds in DRAM for data: index (+ TTL table), value cache and
-    // write buffers. The allocator's total is shown as used_memory_allocator.
-    uint64_t used = total.index_bytes + total.cache_bytes + total.buffer_bytes;
+    // used_memory is what Lavik holds in DRAM: index (+ TTL table), value cache, write buffers,
+    // client buffers and registered buffers — the sum --max-memory admission checks
+    // (memory_guard.h). The allocator's total is shown as used_memory_allocator.
+    const MemoryFigures& m = total.memory;
+    uint64_t used = m.Total();
     uint64_t rss = RssBytes();
+    uint64_t limit = server->memory_guard().limit();
     out += "# Memory\r\n";
     Field(&out, "used_memory", used);
     Field(&out, "used_memory_human", Human(used));
-    Field(&out, "used_memory_index", total.index_bytes);
-    Field(&out, "used_memory_cache", total.cache_bytes);
-    Field(&out, "used_memory_buffers", total.buffer_bytes);
+    Field(&out, "used_memory_index", m.index);
+    Field(&out, "used_memory_cache", m.cache);
+    Field(&out, "used_memory_buffers", m.buffers);
+    Field(&out, "used_memory_clients", m.clients);
+    Field(&out, "used_memory_registered", m.registered);
+    Field(&out, "used_memory_not_evictable", m.NonEvictable());
     Field(&out, "used_memory_allocator", UsedMemory());
     Field(&out, "used_memory_rss", rss);
     Field(&out, "used_memory_rss_human", Human(rss));
     Field(&out, "used_memory_peak", used);
     Field(&out, "used_memory_peak_human", Human(used));
-    Field(&out, "maxmemory", 0);
-    Field(&out, "maxmemory_human", "0B");
+    Field(&out, "maxmemory", limit);  // the effective limit: min(max-memory, maxmemory)
+    Field(&out, "maxmemory_human", Human(limit));
+    Field(&out, "oom_rejecting_writes", server->memory_guard().oom() ? 1 : 0);
     Field(&out, "maxmemory_policy", "noeviction");
     Field(&out, "mem_fragmentation_ratio",
           used == 0 ? std::string("0.00") : std::to_string(static_cast<double>(rss) / used));

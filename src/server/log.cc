@@ -4,19 +4,23 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <mutex>
+#include <string>
 
 namespace lavik {
 namespace {
 
 std::mutex log_mu;
 FILE* log_file = nullptr;
-LogSeverity log_min = LogSeverity::kNotice;
+std::string log_path;  // under log_mu
+// Read without the mutex on every Log() call (connection lines come from every worker).
+std::atomic<LogSeverity> log_min{LogSeverity::kNotice};
 
 char Mark(LogSeverity s) {
   switch (s) {
@@ -50,17 +54,30 @@ bool OpenLog(const std::string& dir, LogSeverity min_level, std::string* error) 
   std::lock_guard<std::mutex> lock(log_mu);
   if (log_file != nullptr) std::fclose(log_file);
   log_file = f;
-  log_min = min_level;
+  log_path = path;
+  log_min.store(min_level, std::memory_order_relaxed);
   return true;
 }
 
-void SetLogLevel(LogSeverity min_level) {
+bool ReopenLog(std::string* error) {
   std::lock_guard<std::mutex> lock(log_mu);
-  log_min = min_level;
+  if (log_path.empty()) return true;
+  FILE* f = std::fopen(log_path.c_str(), "a");
+  if (f == nullptr) {
+    *error = "cannot reopen log file '" + log_path + "': " + std::strerror(errno);
+    return false;
+  }
+  if (log_file != nullptr) std::fclose(log_file);
+  log_file = f;
+  return true;
 }
 
+void SetLogLevel(LogSeverity min_level) { log_min.store(min_level, std::memory_order_relaxed); }
+
+bool LogEnabled(LogSeverity level) { return level >= log_min.load(std::memory_order_relaxed); }
+
 void Log(LogSeverity level, std::string_view message) {
-  if (level < log_min) return;
+  if (!LogEnabled(level)) return;
   timeval tv;
   gettimeofday(&tv, nullptr);
   tm t;

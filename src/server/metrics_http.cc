@@ -54,6 +54,13 @@ class Writer {
   std::string* out_;
 };
 
+// A histogram bound in seconds, shortest exact form ("1e-06", "0.001024").
+std::string FormatLe(double seconds) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.10g", seconds);
+  return buf;
+}
+
 std::string Label(std::string_view key, std::string_view value) {
   return std::string(key) + "=\"" + EscapeLabelValue(value) + "\"";
 }
@@ -190,6 +197,24 @@ std::string RenderPrometheus(const MetricsSnapshot& s) {
   w.Family("lavik_device_bytes_total", "counter", "Data-file bytes transferred, by direction.");
   w.Sample("lavik_device_bytes_total", Label("op", "read"), s.device_bytes_read);
   w.Sample("lavik_device_bytes_total", Label("op", "write"), s.device_bytes_written);
+  w.Family("lavik_device_latency_seconds", "histogram",
+           "Data-file operation latency, submit to completion (io_uring queueing included).");
+  static constexpr const char* kOps[3] = {"read", "write", "sync"};
+  for (int k = 0; k < 3; ++k) {
+    const IoLatency& l = s.device_latency[k];
+    const std::string op = Label("op", kOps[k]);
+    uint64_t cumulative = 0;
+    for (int i = 0; i < IoLatency::kBuckets - 1; ++i) {
+      cumulative += l.buckets[i];
+      // Bucket i counts requests under 2^i us.
+      const double le = static_cast<double>(uint64_t{1} << i) / 1e6;
+      w.Sample("lavik_device_latency_seconds_bucket", op + "," + Label("le", FormatLe(le)),
+               cumulative);
+    }
+    w.Sample("lavik_device_latency_seconds_bucket", op + "," + Label("le", "+Inf"), l.count);
+    w.Sample("lavik_device_latency_seconds_sum", op, static_cast<double>(l.total_us) / 1e6);
+    w.Sample("lavik_device_latency_seconds_count", op, l.count);
+  }
 
   w.Gauge("lavik_slowlog_entries", "Entries in the slow log.", s.slowlog_entries);
   return out;

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "storage/device.h"
+
 namespace lavik {
 
 struct MetricsSnapshot {
@@ -67,6 +69,7 @@ struct MetricsSnapshot {
   uint64_t device_syncs = 0;
   uint64_t device_bytes_read = 0;
   uint64_t device_bytes_written = 0;
+  IoLatency device_latency[3];  // by IoRequest::Kind: read, write, sync
   uint64_t slowlog_entries = 0;
 };
 

@@ -39,6 +39,7 @@ struct ShardFigures {
   uint64_t keys = 0, expires = 0, index = 0, cache = 0, cache_capacity = 0, buffers = 0;
   uint64_t cache_hits = 0, cache_misses = 0, reads = 0, writes = 0, syncs = 0;
   uint64_t bytes_read = 0, bytes_written = 0;
+  IoLatency latency[3];
   StoreStats stats;
   bool defrag_running = false;
 };
@@ -75,6 +76,7 @@ struct GatherItem : MailboxItem {
     f.syncs = st.device().syncs();
     f.bytes_read = st.device().bytes_read();
     f.bytes_written = st.device().bytes_written();
+    for (int k = 0; k < 3; ++k) f.latency[k] = st.device().latency(static_cast<IoRequest::Kind>(k));
     f.defrag_running = st.defrag_running();
     {
       std::lock_guard<std::mutex> lock(self->gather->mu);
@@ -121,6 +123,12 @@ MetricsSnapshot Collect(Server* server, Observability* obs) {
     s.device_syncs += f.syncs;
     s.device_bytes_read += f.bytes_read;
     s.device_bytes_written += f.bytes_written;
+    for (int k = 0; k < 3; ++k) {
+      IoLatency& to = s.device_latency[k];
+      to.count += f.latency[k].count;
+      to.total_us += f.latency[k].total_us;
+      for (int i = 0; i < IoLatency::kBuckets; ++i) to.buckets[i] += f.latency[k].buckets[i];
+    }
     s.expired_keys += f.stats.expired_keys;
     s.keyspace_hits += f.stats.keyspace_hits;
     s.keyspace_misses += f.stats.keyspace_misses;

@@ -16,6 +16,7 @@
 #include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/log.h"
+#include "server/pubsub.h"
 #include "server/tls_config.h"
 #include "storage/device.h"
 #include "storage/store.h"
@@ -64,19 +65,17 @@ LogSeverity SeverityOf(LogLevel l) {
 }  // namespace
 
 Server::Server(Config config) : config_(std::move(config)) {
-  if (config_.cache_mb < 0) {
-    // Default value cache: a quarter of the memory this process may use.
-    config_.cache_mb = static_cast<int64_t>(AvailableMemoryBytes() / 4 / (1u << 20));
-  }
+  ResolveMemoryDefaults(&config_);  // cache-mb and max-memory
   registry_.LoadFrom(config_);
   registry_.SetInitial("databases", "1");  // one database (db 0), see doc/commands.md
-  password_ = config_.requirepass;
-  auth_required_ = !password_.empty();
+  acl_ = std::make_unique<Acl>(table_);
+  if (!config_.requirepass.empty()) acl_->SetDefaultPassword(config_.requirepass);
+  for (const auto& [name, value] : config_.extra_params) {
+    if (name == "aclfile") aclfile_ = value;
+  }
   maxclients_ = config_.maxclients;
   registry_.OnChange("requirepass", [this](std::string_view v) {
-    std::lock_guard<std::mutex> lock(auth_mu_);
-    password_ = std::string(v);
-    auth_required_.store(!password_.empty(), std::memory_order_release);
+    acl_->SetDefaultPassword(v);
     return Status::Ok();
   });
   registry_.OnChange("maxclients", [this](std::string_view v) {
@@ -91,6 +90,9 @@ Server::Server(Config config) : config_(std::move(config)) {
     cache_mb_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
     return Status::Ok();
   });
+  memory_guard_ =
+      std::make_unique<MemoryGuard>(config_.threads > 0 ? config_.threads : DefaultThreads());
+  InstallMemoryLimits(registry_, memory_guard_.get());
   registry_.OnChange("loglevel", [](std::string_view v) {
     SetLogLevel(v == "debug"     ? LogSeverity::kDebug
                 : v == "verbose" ? LogSeverity::kVerbose
@@ -110,6 +112,7 @@ Server::Server(Config config) : config_(std::move(config)) {
   obs_->WireConfig(&registry_);
   hub_ = std::make_unique<ClientHub>(this);
   hub_->Configure(registry_);
+  pubsub_ = std::make_unique<PubSub>(this, hub_.get());
   run_id_ = RandomHex(40);
 }
 
@@ -124,13 +127,6 @@ void Server::ConfigGet(std::span<const std::string_view> patterns,
                        std::vector<std::pair<std::string, std::string>>* out) {
   std::lock_guard<std::mutex> lock(config_mu_);
   registry_.Get(patterns, out);
-}
-
-bool Server::CheckPassword(std::string_view user, std::string_view password) {
-  std::lock_guard<std::mutex> lock(auth_mu_);
-  if (user != "default") return false;
-  // No password configured: the default user is "nopass", any password is accepted.
-  return password_.empty() || password == password_;
 }
 
 void Server::RequestShutdown() { kill(getpid(), SIGTERM); }
@@ -160,8 +156,7 @@ bool Server::InitWorker(int id, std::string* error) {
     if (!shard.locked() && !hub_->Paused()) {
       stats_[id]->expired_keys_active.Add(store->ActiveExpireCycle(now, kActiveExpireBudgetUs));
     }
-    int64_t cache_mb = cache_mb_.load();
-    if (cache_mb != store->cache_mb_applied()) store->SetCacheMb(cache_mb, worker_count());
+    memory_guard_->Refresh(*this, id, cache_mb_.load());  // the value cache's share, OOM flag
     store->set_defrag_paused(defrag_paused());
     if (!w->stop_requested() && !store->defrag_running()) {
       Task t = store->Defrag(false);
@@ -221,11 +216,13 @@ void Server::OnOpen(Connection& c) {
   auto* cl = new ClientState(&c);
   c.user_data = cl;
   c.set_auth_required(auth_required());
+  cl->authenticated = !auth_required();  // as Redis: kept if a password is set later
   int w = c.worker()->id();
   cl->next = client_lists_[w];
   if (cl->next != nullptr) cl->next->prev = cl;
   client_lists_[w] = cl;
   stats_[w]->connections_received.Add();
+  if (LogEnabled(LogSeverity::kVerbose)) LogVerbose("Accepted " + c.peer());
   int64_t now_connected = connected_clients_.fetch_add(1) + 1;
   if (draining_[w] != 0) {
     c.Abort();
@@ -245,6 +242,10 @@ void Server::OnQueryBufferLimit(Connection& c) {
 void Server::OnClose(Connection& c) {
   auto* cl = static_cast<ClientState*>(c.user_data);
   int w = c.worker()->id();
+  if (c.peer_closed() && LogEnabled(LogSeverity::kVerbose)) {
+    LogVerbose("Client closed connection id=" + std::to_string(cl->id) + " addr=" + c.peer() +
+               " laddr=" + c.local() + " name=" + cl->name);
+  }
   if (cl->prev != nullptr) {
     cl->prev->next = cl->next;
   } else {
@@ -253,6 +254,7 @@ void Server::OnClose(Connection& c) {
   if (cl->next != nullptr) cl->next->prev = cl->prev;
   connected_clients_.fetch_sub(1);
   hub_->OnClose(cl);
+  pubsub_->OnClose(cl);
   if (cl->pending) {
     cl->closed = true;  // freed by FinishCommand
   } else {
@@ -391,6 +393,7 @@ int Server::Run() {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // logrotate: reopen the log file
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -418,6 +421,10 @@ int Server::Run() {
       return 1;
     }
   }
+  if (!aclfile_.empty() && !acl_->LoadFile(aclfile_, &error)) {
+    LogWarning("Aborting Lavik startup because of ACL errors: " + error);
+    return 1;
+  }
   start_ms_ = NowMs();
   if (!obs_->BindMetrics(config_, &error)) {
     LogWarning("Fatal: " + error);
@@ -436,7 +443,13 @@ int Server::Run() {
   LogNotice("Ready to accept connections tcp");
 
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    if (ReopenLog(&error)) {
+      LogNotice("Received SIGHUP, log file reopened");
+    } else {
+      LogWarning(error);
+    }
+  }
   shutting_down_ = true;
   LogNotice(std::string("Received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
             ", shutting down: finishing in-flight requests");

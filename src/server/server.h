@@ -24,9 +24,12 @@
 #include "net/listener.h"
 #include "net/tls.h"
 #include "runtime/worker.h"
+#include "server/acl.h"
+#include "server/acl_log.h"
 #include "server/command_table.h"
 #include "server/config.h"
 #include "server/config_registry.h"
+#include "server/memory_guard.h"
 #include "server/observability.h"
 #include "storage/data_file.h"
 #include "storage/recovery.h"
@@ -35,6 +38,7 @@ namespace lavik {
 
 class ClientHub;
 class ClientState;
+class PubSub;
 struct RemoteCommand;
 
 // A counter with one writer (its worker) and racy-but-atomic readers (INFO): a plain increment,
@@ -87,14 +91,18 @@ class Server : public RequestHandler {
   std::atomic<int64_t>& connected_clients() { return connected_clients_; }
   Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
   ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
+  PubSub& pubsub() { return *pubsub_; }             // channel registry (server/pubsub.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
   void ConfigGet(std::span<const std::string_view> patterns,
                  std::vector<std::pair<std::string, std::string>>* out);
-  // AUTH check (any thread).
-  bool auth_required() const { return auth_required_.load(std::memory_order_acquire); }
-  bool CheckPassword(std::string_view user, std::string_view password);
+  // ACL users and log (any thread; see acl.h). NOAUTH applies while the default user is off or
+  // has a password.
+  bool auth_required() const { return acl_->default_needs_auth(); }
+  Acl& acl() { return *acl_; }
+  AclLog& acl_log() { return acl_log_; }
+  const std::string& aclfile() const { return aclfile_; }  // empty: no ACL file
   int64_t maxclients() const { return maxclients_.load(std::memory_order_relaxed); }
 
   // Any thread: begin a graceful shutdown (as SIGTERM does).
@@ -103,6 +111,8 @@ class Server : public RequestHandler {
   DataFile& data_file() { return *data_file_; }
   const RecoveryReport& recovery() const { return recovery_; }
   bool defrag_paused() const { return defrag_paused_.load(std::memory_order_relaxed); }
+  MemoryGuard& memory_guard() { return *memory_guard_; }  // any thread (see memory_guard.h)
+  size_t registered_buffer_bytes(int id) const { return io_pools_[id]->bytes(); }  // worker id
 
  private:
   friend struct RemoteCommand;
@@ -137,6 +147,7 @@ class Server : public RequestHandler {
   RecoveryReport recovery_;
   std::atomic<bool> defrag_paused_{false};
   std::atomic<int64_t> cache_mb_{0};
+  std::unique_ptr<MemoryGuard> memory_guard_;
   int64_t applied_cache_mb_ = 0;
   Listener listener_;      // plain TCP on `port` (not bound when port is 0)
   Listener tls_listener_;  // TLS on tls-port (not bound when it is 0)
@@ -152,12 +163,13 @@ class Server : public RequestHandler {
 
   std::mutex config_mu_;
   ConfigRegistry registry_;
-  std::mutex auth_mu_;
-  std::string password_;
-  std::atomic<bool> auth_required_{false};
+  std::unique_ptr<Acl> acl_;
+  AclLog acl_log_;
+  std::string aclfile_;
   std::atomic<int64_t> maxclients_{10000};
   std::unique_ptr<Observability> obs_;
   std::unique_ptr<ClientHub> hub_;
+  std::unique_ptr<PubSub> pubsub_;
 };
 
 }  // namespace lavik

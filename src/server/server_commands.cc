@@ -11,6 +11,7 @@
 #include "runtime/shard_hop.h"
 #include "server/client_state.h"
 #include "server/command_table.h"
+#include "server/config_rewrite.h"
 #include "server/server.h"
 
 namespace lavik {
@@ -72,6 +73,8 @@ Task ConfigHelp(Context& ctx) {
       "    Set the configuration <directive> to <value>.",
       "RESETSTAT",
       "    Reset statistics reported by the INFO command.",
+      "REWRITE",
+      "    Rewrite the configuration file.",
       "HELP",
       "    Print this help.",
   };
@@ -280,6 +283,9 @@ const CommandSpec kConfigSubcommands[] = {
     {"config|resetstat", 2, kSrv | kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0,
      &ConfigResetStat, "@admin @slow @dangerous", "server", "Resets the server's statistics.",
      "2.0.0"},
+    {"config|rewrite", 2, kSrv | kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0,
+     &ConfigRewrite, "@admin @slow @dangerous", "server",
+     "Rewrite the configuration file with the in memory configuration", "2.8.0"},
     {"config|help", 2, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &ConfigHelp, "@slow", "server",
      "Returns helpful text about the different subcommands.", "5.0.0"},
 };

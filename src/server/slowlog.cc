@@ -22,7 +22,8 @@ bool IsSecret(std::span<const std::string_view> argv, size_t i) {
     if (i < 3 || (i - 2) % 2 != 1) return false;
     std::string_view param = argv[i - 1];
     return EqualsNoCase(param, "requirepass") || EqualsNoCase(param, "masterauth") ||
-           EqualsNoCase(param, "masteruser");
+           EqualsNoCase(param, "masteruser") || EqualsNoCase(param, "tls-key-file-pass") ||
+           EqualsNoCase(param, "tls-client-key-file-pass");
   }
   return false;
 }

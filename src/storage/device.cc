@@ -4,10 +4,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include "base/clock.h"
 
 namespace lavik {
 
@@ -101,6 +105,7 @@ void IoBufferPool::Return(char* p) { (p >= write_base_ ? write_free_ : read_free
 bool IoRequest::await_suspend(std::coroutine_handle<> h) {
   handle_ = h;
   submitting_ = true;
+  start_us_ = MonotonicUs();
   dev_->Submit(this);
   submitting_ = false;
   // Completed inline (the fake device): do not suspend at all.
@@ -110,7 +115,17 @@ bool IoRequest::await_suspend(std::coroutine_handle<> h) {
 void IoRequest::Finish(int res) {
   result_ = res;
   done_ = true;
+  dev_->RecordLatency(kind_, MonotonicUs() - start_us_);
   if (!submitting_ && handle_) handle_.resume();
+}
+
+void IoLatency::Record(int64_t us) {
+  if (us < 0) us = 0;
+  ++count;
+  total_us += static_cast<uint64_t>(us);
+  // Bucket i holds [2^(i-1), 2^i) us; bucket 0 holds < 1 us.
+  const int i = us == 0 ? 0 : std::bit_width(static_cast<uint64_t>(us));
+  ++buckets[std::min(i, kBuckets - 1)];
 }
 
 void Device::Count(const IoRequest& r) {

@@ -50,6 +50,7 @@ class AlignedBuffer {
   char* data() { return data_; }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
+  bool pooled() const { return pool_ != nullptr; }  // a slot of the registered pool
 
  private:
   void Release();
@@ -115,10 +116,23 @@ class IoRequest : public IoOp {
   char* buf_;
   size_t len_;
   uint64_t offset_;
+  int64_t start_us_ = 0;  // submitted at (MonotonicUs), for the device's latency figures
   int result_ = 0;
   bool submitting_ = false;
   bool done_ = false;
   std::coroutine_handle<> handle_;
+};
+
+// Completion latency of one kind of request (submit to Finish): a count, a sum and power-of-two
+// buckets — bucket i counts requests that took less than 2^i microseconds (and at least
+// 2^(i-1)); the last bucket also takes everything slower. Exposed by the metrics endpoint.
+struct IoLatency {
+  static constexpr int kBuckets = 22;  // < 1 us ... < 2^21 us (~2.1 s), then the rest
+  uint64_t count = 0;
+  uint64_t total_us = 0;
+  uint64_t buckets[kBuckets] = {};
+
+  void Record(int64_t us);
 };
 
 class Device {
@@ -144,12 +158,18 @@ class Device {
   uint64_t syncs() const { return syncs_; }
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t bytes_written() const { return bytes_written_; }
+  const IoLatency& latency(IoRequest::Kind kind) const { return latency_[static_cast<int>(kind)]; }
+  // Called by IoRequest::Finish.
+  void RecordLatency(IoRequest::Kind kind, int64_t us) {
+    latency_[static_cast<int>(kind)].Record(us);
+  }
 
  protected:
   void Count(const IoRequest& r);
 
  private:
   uint64_t reads_ = 0, writes_ = 0, syncs_ = 0, bytes_read_ = 0, bytes_written_ = 0;
+  IoLatency latency_[3];  // by IoRequest::Kind
 };
 
 // The data file through the worker's io_uring ring.

@@ -112,6 +112,12 @@ class ShardLog {
   std::vector<uint32_t>& sealed() { return sealed_; }
   uint32_t open_segment() const { return segment_; }
   size_t buffer_memory() const { return buffers_.size() * buffer_bytes_; }
+  // The write buffers that are not slots of the registered pool (those are counted with it).
+  size_t heap_buffer_memory() const {
+    size_t n = 0;
+    for (const auto& b : buffers_) n += b->mem.pooled() ? 0 : b->mem.size();
+    return n;
+  }
   uint64_t writes() const { return writes_; }
 
  private:

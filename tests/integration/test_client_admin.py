@@ -228,6 +228,18 @@ def test_client_pause_write_lets_reads_through_and_holds_writes(raw):
         a.cmd("CLIENT", "UNPAUSE")
 
 
+def test_client_pause_write_holds_publish(raw):
+    a, b = raw(), raw()
+    try:
+        assert a.cmd("CLIENT", "PAUSE", "10000", "WRITE") == "OK"
+        b.send_command("PUBLISH", "pch", "m")
+        assert silent(b)
+        assert a.cmd("CLIENT", "UNPAUSE") == "OK"
+        assert b.reply() == 0
+    finally:
+        a.cmd("CLIENT", "UNPAUSE")
+
+
 def test_client_pause_all_ends_by_timeout(raw):
     a, b = raw(), raw()
     try:

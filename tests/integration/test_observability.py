@@ -310,7 +310,7 @@ def parse_exposition(text):
             assert m, line
             name, labels, value = m.groups()
             float(value)  # a Go ParseFloat value
-            base = re.sub(r"_(sum|count)$", "", name)
+            base = re.sub(r"_(sum|count|bucket)$", "", name)
             assert name in types or base in types, f"sample before its TYPE: {line}"
             samples[(name, labels or "")] = float(value)
     return samples
@@ -352,6 +352,30 @@ def test_metrics_endpoint(spawn_server):
     assert scrape(port, path="/metricsx")[0].status == 404
     assert scrape(port, method="POST")[0].status == 405
     # Shutting down with the endpoint running is clean.
+    assert s.terminate() == 0
+
+
+@pytest.mark.lavik_only
+def test_metrics_device_latency_histogram(spawn_server):
+    # appendfsync always: every SET is written and synced before its reply, so both kinds of
+    # device operation have completed by the time the scrape runs.
+    port = free_port()
+    s = spawn_server(extra_args=["--metrics-port", str(port), "--appendfsync", "always"])
+    with s.raw() as conn:
+        for i in range(20):
+            conn.cmd("SET", f"k{i}", "v" * 100)
+    m = parse_exposition(scrape(port)[1])
+    for op in ("write", "sync"):
+        count = m[("lavik_device_latency_seconds_count", f'{{op="{op}"}}')]
+        assert count >= 1, op
+        assert m[("lavik_device_latency_seconds_bucket", f'{{op="{op}",le="+Inf"}}')] == count
+        buckets = sorted((float(labels.split('le="')[1].rstrip('"}')), v)
+                         for (n, labels), v in m.items()
+                         if n == "lavik_device_latency_seconds_bucket"
+                         and f'op="{op}"' in labels and "+Inf" not in labels)
+        values = [v for _, v in buckets]
+        assert values == sorted(values) and values[-1] <= count  # cumulative
+        assert m[("lavik_device_latency_seconds_sum", f'{{op="{op}"}}')] > 0
     assert s.terminate() == 0
 
 

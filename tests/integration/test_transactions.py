@@ -155,6 +155,24 @@ def test_monitor_inside_exec_is_refused(raw):
     assert c.cmd("PING") == "PONG"
 
 
+def test_no_multi_command_is_refused_and_aborts(raw):
+    c = raw()
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("SHUTDOWN") == RespError("ERR Command not allowed inside a transaction")
+    assert c.cmd("PING") == "QUEUED"
+    assert c.cmd("EXEC") == EXECABORT
+    assert c.cmd("PING") == "PONG"
+
+
+def test_subscribe_inside_exec(raw):
+    c = raw()
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("SUBSCRIBE", "txch") == "QUEUED"
+    assert c.cmd("PING") == "QUEUED"
+    assert c.cmd("EXEC") == [[b"subscribe", b"txch", 1], [b"pong", b""]]
+    assert c.cmd("PING") == [b"pong", b""]
+
+
 def test_quit_inside_multi_closes(raw):
     c = raw()
     assert c.cmd("MULTI") == "OK"

@@ -54,7 +54,7 @@ class CommandTableTest : public ::testing::Test {
 TEST_F(CommandTableTest, HoldsEveryFamily) {
   size_t expected = StringCommands().size() + KeyCommands().size() + ConnectionCommands().size() +
                     ServerCommands().size() + ObservabilityCommands().size() +
-                    TransactionCommands().size();
+                    AclCommands().size() + PubSubCommands().size() + TransactionCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
@@ -221,8 +221,8 @@ TEST_F(CommandTableTest, OnlyContainersHaveSubcommands) {
       EXPECT_EQ(CommandTable::FindSubcommand(*spec, "get"), nullptr) << spec->name;
     }
   }
-  EXPECT_EQ(containers,
-            (std::set<std::string_view>{"client", "config", "command", "latency", "slowlog"}));
+  EXPECT_EQ(containers, (std::set<std::string_view>{"acl", "client", "config", "command", "latency",
+                                                    "pubsub", "slowlog"}));
 }
 
 TEST_F(CommandTableTest, EverySpecWithoutSubcommandsHasAHandler) {

@@ -252,12 +252,12 @@ TEST(ConfigRegistryTest, HoldsEveryRedis70ParameterWithItsDefault) {
   EXPECT_TRUE(all.count("dir"));
   // Lavik's own parameters are listed as well.
   for (const char* name :
-       {"cache-mb", "data-file", "data-file-size", "defrag-paused", "log-dir", "metrics-port",
-        "network", "pin-workers", "registered-buffer-mb-per-worker", "shutdown-checkpoint",
-        "storage", "threads", "tomb-raider-interval-ms"}) {
+       {"cache-mb", "data-file", "data-file-size", "defrag-paused", "log-dir", "max-memory",
+        "metrics-port", "network", "pin-workers", "registered-buffer-mb-per-worker",
+        "shutdown-checkpoint", "storage", "threads", "tomb-raider-interval-ms"}) {
     EXPECT_TRUE(all.count(name)) << name;
   }
-  EXPECT_EQ(all.size(), 192u + 13u);
+  EXPECT_EQ(all.size(), 192u + 14u);
   EXPECT_EQ(all["defrag-paused"], "no");
   EXPECT_EQ(all["cache-mb"], "256");
 }
@@ -650,6 +650,7 @@ TEST(ConfigRegistryTest, LoadFromTakesTheStartupConfig) {
   config.tomb_raider_interval_ms = 5000;
   config.maxclients = 50;
   config.loglevel = LogLevel::kWarning;
+  config.max_memory = 1 << 30;
   config.extra_params = {{"maxmemory", "1073741824"}, {"daemonize", "yes"}, {"dir", "/data"}};
   ConfigRegistry registry;
   registry.LoadFrom(config);
@@ -672,6 +673,7 @@ TEST(ConfigRegistryTest, LoadFromTakesTheStartupConfig) {
       {"tomb-raider-interval-ms", "5000"},
       {"maxclients", "50"},
       {"loglevel", "warning"},
+      {"max-memory", "1073741824"},
       {"maxmemory", "1073741824"},
       {"daemonize", "yes"},
       {"dir", "/data"},

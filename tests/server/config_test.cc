@@ -385,9 +385,22 @@ TEST(ConfigTest, FlagsThatMirrorRegistryParameters) {
        {"bind", "port", "threads", "pin-workers", "data-file", "data-file-size", "log-dir",
         "metrics-port", "network", "storage", "registered-buffer-mb-per-worker",
         "shutdown-checkpoint", "requirepass", "appendfsync", "cache-mb", "tomb-raider-interval-ms",
-        "maxclients", "loglevel"}) {
+        "maxclients", "loglevel", "max-memory"}) {
     EXPECT_EQ(ConfigRegistry::CanonicalName(name), name);
   }
+}
+
+TEST(ConfigTest, MaxMemoryTakesRedisUnits) {
+  Config config;
+  EXPECT_EQ(config.max_memory, -1);  // resolved by the server: 80% of the memory available
+  ASSERT_EQ(Parse({"--max-memory", "2gb"}, &config).kind, ParseOutcome::kRun);
+  EXPECT_EQ(config.max_memory, int64_t{2} << 30);
+  Config zero;
+  ASSERT_EQ(Parse({"--max-memory=0"}, &zero).kind, ParseOutcome::kRun);
+  EXPECT_EQ(zero.max_memory, 0);
+  EXPECT_EQ(ErrorFor({"--max-memory", "lots"}),
+            "lavik: --max-memory: 'lots' is not a valid memory size (bytes, or a number with k, "
+            "kb, mb, gb...)");
 }
 
 TEST(ConfigTest, SplitConfigLineFollowsRedisQuoting) {

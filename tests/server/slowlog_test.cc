@@ -38,6 +38,9 @@ TEST(SlowLogTest, RedactsSecrets) {
   EXPECT_EQ(
       SlowLog::TrimArgv(Views(cfg)),
       (std::vector<std::string>{"config", "set", "maxclients", "10", "requirepass", "(redacted)"}));
+  std::vector<std::string> tls = {"config", "set", "tls-key-file-pass", "k"};
+  EXPECT_EQ(SlowLog::TrimArgv(Views(tls)),
+            (std::vector<std::string>{"config", "set", "tls-key-file-pass", "(redacted)"}));
 }
 
 TEST(SlowLogTest, NewestFirstTrimmedToMaxLenOnPush) {
