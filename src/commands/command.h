@@ -32,6 +32,9 @@ struct Context {
   const CommandSpec* spec = nullptr;
   int64_t now_ms = 0;  // wall clock when the command started (expiry decisions)
   uint64_t client_id = 0;
+  // Run by EXEC (server/transaction.h): EXEC already holds the lock of every shard the command
+  // touches (KeyPlan takes none), and the command must not block.
+  bool in_exec = false;
 };
 
 using Handler = Task (*)(Context& ctx);

@@ -25,6 +25,7 @@ void KeyPlan::Build() {
 Task KeyPlan::Lock() {
   // Even one shard is locked: a step may wait for the device, and no other command may touch
   // these keys meanwhile. (Taking an unlocked local shard's lock is a field write.)
+  if (ctx_.in_exec) co_return;  // EXEC holds these shards' locks already
   for (int id : shard_ids_) co_await ShardLockAwaiter(&ctx_.shards->at(id), this);
   locked_ = true;
 }

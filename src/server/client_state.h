@@ -16,6 +16,7 @@
 #include "protocol/reply_writer.h"
 #include "server/client_admin.h"
 #include "server/pubsub_client.h"
+#include "server/transaction.h"
 
 namespace lavik {
 
@@ -55,6 +56,7 @@ class ClientState {
   bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
   bool discard_reply = false;                  // this command's reply goes nowhere
   OutputLimitTracker obuf_limit;               // client-output-buffer-limit's soft clock
+  std::unique_ptr<TxState> tx;                 // MULTI/WATCH (transaction.h); null until used
 
   // Pub/Sub (server/pubsub.h): created on the first subscription, null until then.
   std::unique_ptr<PubSubClient> pubsub;

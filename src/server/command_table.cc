@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include "commands/families.h"
+#include "server/transaction.h"
 
 namespace lavik {
 namespace {
@@ -30,6 +31,7 @@ CommandTable::CommandTable() {
   Add(ObservabilityCommands());
   Add(AclCommands());
   Add(PubSubCommands());
+  Add(TransactionCommands());
 }
 
 void CommandTable::Add(std::span<const CommandSpec> family) {

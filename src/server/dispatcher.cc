@@ -10,6 +10,7 @@
 #include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/server.h"
+#include "server/transaction.h"
 
 namespace lavik {
 
@@ -112,6 +113,7 @@ int Server::RouteShard(const CommandSpec* spec, std::span<const std::string_view
 
 RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::string_view> args) {
   auto* cl = static_cast<ClientState*>(c.user_data);
+  MultiRejectGuard multi_guard(cl->tx.get());  // a command rejected below flags an open MULTI
   ReplyWriter& w = cl->writer;
   w.SetOutput(hub_->ReplyTarget(cl));  // CLIENT REPLY OFF|SKIP send nothing
   w.set_resp(cl->resp);
@@ -169,6 +171,7 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error("ERR Replica can't interact with the keyspace");
     return Result::kDone;
   }
+  multi_guard.Passed();
   cl->cmd_spec = spec;
   cl->cmd_args = args;
   if (hub_->ShouldPark(cl, spec)) {  // CLIENT PAUSE: Execute runs when the pause ends
@@ -182,6 +185,7 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
 
 RequestHandler::Result Server::Execute(ClientState* cl, const CommandSpec* spec,
                                        std::span<const std::string_view> args) {
+  if (cl->tx != nullptr && QueueInMultiOrReply(cl, spec, args)) return Result::kDone;  // MULTI
   Connection& c = *cl->conn;
   stats_[c.worker()->id()]->commands.Add();
   cl->cmd_start_ns = MonotonicNs();  // when it runs: a CLIENT PAUSE wait is not its latency

@@ -247,7 +247,13 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     index_.Get(fp, &cur);
     if (expect != kAnyLoc && cur != expect) co_return WriteResult{};
     *applied = true;
-    co_return co_await AppendLarge(key, fp, type, value, expire_ms, loc_out);
+    // WATCH is told before the record is in place and again once it is (the write suspends in
+    // between), so a watcher registered meanwhile cannot miss it.
+    const bool watched = !(flags & kRecordRelocated);
+    if (watched) NoteKeyChanged(key);
+    WriteResult r = co_await AppendLarge(key, fp, type, value, expire_ms, loc_out);
+    if (watched) NoteKeyChanged(key);
+    co_return r;
   }
   ShardLog::Slot slot;
   int64_t no_space_deadline = 0;
@@ -311,6 +317,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     }
   }
   ++stats_.dirty;
+  if (effect != Effect::kMarkerCopy && !(flags & kRecordRelocated)) NoteKeyChanged(key);
   if (sync_ == SyncPolicy::kAlways) {
     bool durable = co_await log_.WaitDurable(seq);
     if (!durable) co_return Failure(log_.error());
@@ -443,6 +450,7 @@ void Store::Clear() {
 
 Task Store::PrepareFlush(bool* ok) {
   co_await log_.FlushAndSync(ok);
+  if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this);
   for (const auto& [l, len] : large_lens_)
     flushed_runs_.emplace_back(file_->SegmentOf(loc::Offset(l)), RunLength(len));
   Clear();

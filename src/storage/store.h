@@ -84,6 +84,21 @@ struct WriteResult {
   bool ok() const { return status == Status::kOk; }
 };
 
+class Store;
+
+// Told about the keys writes change, for WATCH (server/transaction.h). Relocations by defrag and
+// expiry are not changes (an expired watched key is caught by its TTL at EXEC). Runs on the
+// store's worker, synchronously inside the write.
+class KeyObserver {
+ public:
+  virtual void KeyChanged(std::string_view key) = 0;
+  // FLUSHALL is about to drop every key of `store` (its keys can still be looked up).
+  virtual void BeforeFlush(Store& store) = 0;
+
+ protected:
+  ~KeyObserver() = default;
+};
+
 class Store {
  public:
   Store(uint32_t shard, DataFile* file, std::unique_ptr<Device> device, StoreOptions options);
@@ -195,6 +210,9 @@ class Store {
   size_t index_memory() const { return index_.memory_bytes(); }
   size_t ttl_memory() const { return ttl_.size() * 48 + ttl_keys_.capacity() * 8; }
   void NoteWrite() { ++stats_.dirty; }
+  // WATCH: set only while some client watches a key of this shard, so a write pays one branch.
+  void set_key_observer(KeyObserver* o) { key_observer_ = o; }
+  KeyObserver* key_observer() const { return key_observer_; }
 
  private:
   struct Ttl {
@@ -224,6 +242,9 @@ class Store {
   Task DefragSegment(uint32_t seg, bool* ok);
   Task ReleaseLarge(uint32_t first, uint32_t count);
   uint32_t RunLength(uint64_t record_len) const;
+  void NoteKeyChanged(std::string_view key) {
+    if (key_observer_ != nullptr) key_observer_->KeyChanged(key);
+  }
 
   const uint32_t shard_;
   DataFile* file_;
@@ -249,6 +270,7 @@ class Store {
   uint32_t defrag_victim_ = DataFile::kNoSegment;
   bool defrag_paused_ = false;
   int64_t cache_mb_applied_ = -1;
+  KeyObserver* key_observer_ = nullptr;
 };
 
 }  // namespace lavik
