@@ -10,7 +10,9 @@
 # each (redis-benchmark's default).
 #
 # Environment (defaults in brackets):
-#   SERVER [redis: Debian's redis-server; or lavik: build/lavik --threads 1]
+#   SERVER [redis: Debian's redis-server; or lavik: build/lavik --threads 1]   LAVIK_ARGS [""]: more
+#     lavik flags, e.g. "--cache-mb 0" so every GET reads the data file and the server, not the
+#     client, is the bottleneck
 #   CONNECTIONS ["1 10 50 200"]   REPEATS [3]   REQUESTS [300000: per redis-benchmark run]
 #   DURATION [3: lavik-bench's window, s; plus WARMUP 1 s]   VALUE_SIZE [1024]
 #   SERVER_CPUS [1]   CLIENT_CPUS [0]   RESULTS_DIR [bench/results]
@@ -36,6 +38,7 @@ CLIENT_CPUS=${CLIENT_CPUS:-0}
 RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results}
 LAVIK_BIN=${LAVIK_BIN:-$ROOT/build/lavik}
 LAVIK_BENCH=${LAVIK_BENCH:-$ROOT/build/lavik-bench}
+LAVIK_ARGS=${LAVIK_ARGS:-}
 
 require_tools "$REDIS_CLI" "$REDIS_BENCHMARK" redis-server taskset "$PYTHON"
 for v in REPEATS REQUESTS DURATION WARMUP VALUE_SIZE; do require_uint "$v" "${!v}"; done
@@ -60,8 +63,9 @@ case $SERVER in
     ;;
   lavik)
     [[ -x $LAVIK_BIN ]] || die "$LAVIK_BIN not built"
+    # shellcheck disable=SC2086  # LAVIK_ARGS is a list of flags
     taskset -c "$SERVER_CPUS" "$LAVIK_BIN" --port "$PORT" --threads 1 \
-      --data-file "$TMP/lavik.data" --log-dir "$TMP/logs" >"$TMP/server.log" 2>&1 &
+      --data-file "$TMP/lavik.data" --log-dir "$TMP/logs" $LAVIK_ARGS >"$TMP/server.log" 2>&1 &
     ;;
   *) die "SERVER must be redis or lavik, got '$SERVER'" ;;
 esac
@@ -120,7 +124,7 @@ done
 {
   echo "# lavik-bench vs redis-benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
-  echo "Server: $SERVER $VERSION on CPU $SERVER_CPUS; both clients on CPU $CLIENT_CPUS, one thread,"
+  echo "Server: $SERVER $VERSION${LAVIK_ARGS:+ ($LAVIK_ARGS)} on CPU $SERVER_CPUS; both clients on CPU $CLIENT_CPUS, one thread,"
   echo "pipeline 1, GET of one ${VALUE_SIZE}-byte value (key \"1\"); median of $REPEATS alternating runs"
   echo "(redis-benchmark: -n $REQUESTS; lavik-bench: ${WARMUP} s warm-up + ${DURATION} s window)."
   echo "Machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
