@@ -9,6 +9,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -30,6 +31,7 @@ constexpr int kHangupEveryTicks = 10;  // poll blocked sockets for a hang-up eve
 
 // This worker's blocked clients (their home is here).
 thread_local std::vector<std::shared_ptr<ListWaiter>> blocked;
+std::atomic<uint64_t> blocked_total{0};
 
 // Redis 7.0 getTimeoutFromObjectOrReply (seconds, as a float). 0 = forever.
 bool ParseTimeoutOrReply(Context& ctx, std::string_view arg, int64_t* ms) {
@@ -117,6 +119,7 @@ Task BlockingCommand(Context& ctx, BlockArgs a) {
     w->deadline_ms = deadline;
     w->fd = ctx.client->conn->fd();
     blocked.push_back(w);
+    blocked_total.fetch_add(1, std::memory_order_relaxed);
     for (size_t i = 0; i < a.wait_keys; ++i) {
       // Queue, then signal: a push that landed since the pop above wakes the queue at once.
       co_await plan.On(plan.shard_of(i), [&, i, s = plan.shard_of(i)](Store&) {
@@ -127,6 +130,7 @@ Task BlockingCommand(Context& ctx, BlockArgs a) {
     }
     const ListWaiter::Outcome outcome = co_await WaitForList{w.get()};
     blocked.erase(std::find(blocked.begin(), blocked.end(), w));
+    blocked_total.fetch_sub(1, std::memory_order_relaxed);
     for (size_t i = 0; i < a.wait_keys; ++i) {
       co_await plan.On(plan.shard_of(i), [&, i](Store&) { DequeueListWaiter(a.keys[i], w.get()); });
     }
@@ -245,6 +249,8 @@ const CommandSpec kListBlockingCommands[] = {
 }  // namespace
 
 std::span<const CommandSpec> ListBlockingCommands() { return kListBlockingCommands; }
+
+uint64_t ListBlockedClients() { return blocked_total.load(std::memory_order_relaxed); }
 
 void StartListBlocking(Worker* w) { w->AddTimer(kTickUs, &Tick); }
 

@@ -5,6 +5,7 @@
 // on the blocked client's home worker.
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "commands/command.h"
@@ -13,6 +14,9 @@
 namespace lavik {
 
 std::span<const CommandSpec> ListBlockingCommands();
+
+// Clients blocked in a list command right now, over all workers (INFO blocked_clients).
+uint64_t ListBlockedClients();
 
 // Adds the worker's timer that times out blocked clients and notices their hang-ups.
 void StartListBlocking(Worker* w);

@@ -440,3 +440,16 @@ def test_acl_checks_every_numkeys_key(r, server):
         c.close()
     finally:
         r.execute_command("ACL", "DELUSER", "lister")
+
+
+def test_blocked_client_shows_in_info_and_client_list(r, raw):
+    b = raw()
+    b.cmd("CLIENT", "SETNAME", "waiter")
+    b.send_command("BLPOP", "ik", "0")
+    time.sleep(0.1)
+    assert r.info("clients")["blocked_clients"] == 1
+    mine = [c for c in r.client_list() if c["name"] == "waiter"]
+    assert "b" in mine[0]["flags"]
+    r.rpush("ik", "v")
+    assert b.reply() == [b"ik", b"v"]
+    assert r.info("clients")["blocked_clients"] == 0
