@@ -2,6 +2,7 @@
 error texts, RESP2/RESP3 nil rules, empty-list deletion, WRONGTYPE, expiry kept), LMOVE and LMPOP
 across 1, 2 and 4 worker threads."""
 
+import threading
 import time
 
 import pytest
@@ -453,3 +454,67 @@ def test_blocked_client_shows_in_info_and_client_list(r, raw):
     r.rpush("ik", "v")
     assert b.reply() == [b"ik", b"v"]
     assert r.info("clients")["blocked_clients"] == 0
+
+
+@pytest.mark.lavik_only
+@pytest.mark.parametrize("checkpoint", [False, True], ids=["replay", "checkpoint"])
+def test_lists_survive_restart(spawn_server, tmp_path, checkpoint):
+    extra = ["--shutdown-checkpoint"] if checkpoint else []
+    s = spawn_server(threads=2, workdir=tmp_path, extra_args=extra)
+    c = s.client()
+    for k in range(30):
+        c.rpush(f"l{k}", *[f"e{i}" for i in range(k + 1)])
+    c.lpop("l10")
+    c.delete("l11")
+    c.rpush("big", *[f"element-{i}" for i in range(50000)])
+    c.expire("l3", 1000)
+    assert s.terminate() == 0
+    s2 = spawn_server(threads=2, workdir=tmp_path, extra_args=extra)
+    c2 = s2.client()
+    for k in range(30):
+        if k == 11:
+            assert c2.exists("l11") == 0
+        elif k == 10:
+            assert c2.lrange("l10", 0, -1) == [f"e{i}" for i in range(1, 11)]
+        else:
+            assert c2.lrange(f"l{k}", 0, -1) == [f"e{i}" for i in range(k + 1)]
+    assert c2.llen("big") == 50000
+    assert c2.lindex("big", 31337) == "element-31337"
+    assert 0 < c2.ttl("l3") <= 1000
+
+
+def test_concurrent_blocking_consumers_lose_and_duplicate_nothing(bserver):
+    keys = spread_keys(4, "cq")
+    n_items = 300
+    got, lock, done = [], threading.Lock(), threading.Event()
+
+    def consume(i):
+        c = bserver.client()
+        while True:
+            if i % 2:
+                r = c.blpop(keys, 0.2)
+                items = [r[1]] if r else []
+            else:
+                r = c.execute_command("BLMPOP", 0.2, len(keys), *keys, "RIGHT", "COUNT", 3)
+                items = r[1] if r else []
+            with lock:
+                got.extend(items)
+            if not items and done.is_set():
+                return
+
+    def produce(j):
+        c = bserver.client()
+        for n in range(n_items):
+            c.rpush(keys[n % len(keys)], f"{j}:{n}")
+
+    consumers = [threading.Thread(target=consume, args=(i,)) for i in range(6)]
+    producers = [threading.Thread(target=produce, args=(j,)) for j in range(3)]
+    for t in consumers + producers:
+        t.start()
+    for t in producers:
+        t.join()
+    done.set()
+    for t in consumers:
+        t.join()
+    assert len(got) == 3 * n_items
+    assert len(set(got)) == 3 * n_items
