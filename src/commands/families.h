@@ -11,5 +11,6 @@ std::span<const CommandSpec> StringCommands();
 std::span<const CommandSpec> KeyCommands();
 std::span<const CommandSpec> HashCommands();
 std::span<const CommandSpec> SetCommands();
+std::span<const CommandSpec> ListCommands();
 
 }  // namespace lavik

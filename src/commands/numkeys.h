@@ -1,5 +1,5 @@
 // Keys of commands that name them with a numkeys argument right after the command name
-// (SINTERCARD numkeys key [key ...] ..., and later ZINTERCARD, ZUNION, LMPOP...). Their
+// (SINTERCARD numkeys key [key ...] ..., LMPOP, BLMPOP timeout numkeys key ...). Their
 // CommandSpec reports no key range (first_key 0 with kCmdMovableKeys, Redis's legacy "0 0 0"
 // triple), so checks that must see every key (ACL key patterns) ask here.
 //
@@ -19,13 +19,15 @@ namespace lavik {
 // False otherwise (the command itself rejects a bad numkeys).
 inline bool NumkeysKeyRange(const CommandSpec& spec, std::span<const std::string_view> args,
                             int* first, int* last) {
-  if (!(spec.flags & kCmdMovableKeys) || spec.first_key != 0 || args.size() < 3) return false;
+  // BLMPOP timeout numkeys key ...: numkeys comes after the timeout.
+  const size_t at = spec.name == "blmpop" ? 2 : 1;
+  if (!(spec.flags & kCmdMovableKeys) || spec.first_key != 0 || args.size() < at + 2) return false;
   int64_t n;
-  if (!ParseInt64(args[1], &n) || n <= 0 || n > static_cast<int64_t>(args.size()) - 2) {
+  if (!ParseInt64(args[at], &n) || n <= 0 || n > static_cast<int64_t>(args.size() - at) - 1) {
     return false;
   }
-  *first = 2;
-  *last = static_cast<int>(1 + n);
+  *first = static_cast<int>(at + 1);
+  *last = static_cast<int>(at + n);
   return true;
 }
 

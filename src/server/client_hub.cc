@@ -192,7 +192,9 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   std::string flags;
   if (cl.monitor) flags += 'O';
   if (ClientHub::TypeOf(cl) == ClientType::kPubSub) flags += 'P';
-  if (cl.paused) flags += 'b';
+  if (cl.paused || (cl.pending && cl.cmd_spec != nullptr && (cl.cmd_spec->flags & kCmdBlocking))) {
+    flags += 'b';  // parked by CLIENT PAUSE, or in a blocking command (BLPOP...)
+  }
   if (cl.close_after_reply) flags += 'c';
   if (c.closing() && !cl.close_after_reply) flags += 'A';
   if (cl.no_evict) flags += 'e';

@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include "commands/families.h"
+#include "server/list_blocking.h"
 #include "server/transaction.h"
 
 namespace lavik {
@@ -26,6 +27,8 @@ CommandTable::CommandTable() {
   Add(KeyCommands());
   Add(HashCommands());
   Add(SetCommands());
+  Add(ListCommands());
+  Add(ListBlockingCommands());
   Add(ConnectionCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());

@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "runtime/shard_hop.h"
+#include "server/list_blocking.h"
 #include "server/memory_guard.h"
 #include "server/server.h"
 #include "storage/store.h"
@@ -189,7 +190,7 @@ Task Info(Context& ctx) {
     Field(&out, "maxclients", static_cast<uint64_t>(server->maxclients()));
     Field(&out, "client_recent_max_input_buffer", 0);
     Field(&out, "client_recent_max_output_buffer", 0);
-    Field(&out, "blocked_clients", 0);
+    Field(&out, "blocked_clients", ListBlockedClients());
     Field(&out, "tracking_clients", 0);
     Field(&out, "clients_in_timeout_table", 0);
     out += "\r\n";

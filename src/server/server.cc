@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "server/client_hub.h"
 #include "server/client_state.h"
+#include "server/list_blocking.h"
 #include "server/log.h"
 #include "server/pubsub.h"
 #include "server/tls_config.h"
@@ -147,6 +148,7 @@ bool Server::InitWorker(int id, std::string* error) {
   }
   w->AddTurnHook(&Connection::FlushDirty);
   hub_->StartWorker(w, id);
+  StartListBlocking(w);
   w->AddTurnHook([store]() { store->EndOfTurn(); });
   w->AddTimer(kActiveExpireIntervalUs, [this, id, store, w]() {
     Shard& shard = shards_->at(id);
