@@ -11,5 +11,7 @@ std::span<const CommandSpec> StringCommands();
 std::span<const CommandSpec> KeyCommands();
 std::span<const CommandSpec> HashCommands();
 std::span<const CommandSpec> SetCommands();
+std::span<const CommandSpec> ZSetSingleKeyCommands();  // zset_family.cc
+std::span<const CommandSpec> ZSetMultiKeyCommands();   // zset_multi.cc
 
 }  // namespace lavik

@@ -26,6 +26,8 @@ CommandTable::CommandTable() {
   Add(KeyCommands());
   Add(HashCommands());
   Add(SetCommands());
+  Add(ZSetSingleKeyCommands());
+  Add(ZSetMultiKeyCommands());
   Add(ConnectionCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());
