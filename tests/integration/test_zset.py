@@ -3,6 +3,7 @@
 and the multi-key commands across 1, 2 and 4 worker threads."""
 
 import math
+import threading
 import time
 
 import pytest
@@ -434,3 +435,66 @@ def test_acl_checks_every_source_key(server, r):
         c.close()
     finally:
         r.execute_command("ACL", "DELUSER", "zacl")
+
+
+def test_multi_exec(r):
+    p = r.pipeline(transaction=True)
+    p.zadd("z", {"a": 1, "b": 2})
+    p.zincrby("z", 5, "a")
+    p.zunionstore("d", ["z", "nokey"])
+    p.zrange("d", 0, -1, withscores=True)
+    assert p.execute() == [2, 6.0, 2, [("b", 2.0), ("a", 6.0)]]
+
+
+@pytest.mark.lavik_only
+def test_zsets_survive_restart(spawn_server, tmp_path):
+    s = spawn_server(threads=2, workdir=tmp_path)
+    c = s.client()
+    for k in range(20):
+        c.zadd(f"z{k}", {f"m{i}": i / 2 for i in range(k + 1)})
+    c.zadd("big", {f"member-{i}": i for i in range(20000)})
+    c.expire("z3", 1000)
+    assert s.terminate() == 0
+    s2 = spawn_server(threads=2, workdir=tmp_path)
+    c2 = s2.client()
+    for k in range(20):
+        assert c2.zrange(f"z{k}", 0, -1, withscores=True) == [
+            (f"m{i}", i / 2) for i in range(k + 1)]
+    assert c2.zcard("big") == 20000
+    assert c2.zscore("big", "member-19999") == 19999
+    assert c2.zrank("big", "member-10") == 10
+    assert 900 <= c2.ttl("z3") <= 1000
+    assert c2.type("big") == "zset"
+
+
+def test_concurrent_writers_and_pops(mr):
+    port = mr.connection_pool.connection_kwargs["port"]
+    keys = spread_keys(4, "zc")
+    for k in keys:
+        mr.zadd(k, {f"{k}:{i}": i for i in range(100)})
+    popped = []
+    lock = threading.Lock()
+
+    def incr():
+        c = redis.Redis(port=port, decode_responses=True)
+        for _ in range(100):
+            c.zincrby("counter", 1, "m")
+
+    def pop():
+        c = redis.Redis(port=port, decode_responses=True)
+        while True:
+            got = c.execute_command("ZMPOP", len(keys), *keys, "MIN", "COUNT", 7)
+            if got is None:
+                return
+            with lock:
+                popped.extend(m for m, _ in got[1])
+
+    workers = [threading.Thread(target=incr) for _ in range(3)]
+    workers += [threading.Thread(target=pop) for _ in range(3)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    assert mr.zscore("counter", "m") == 300
+    assert sorted(popped) == sorted(f"{k}:{i}" for k in keys for i in range(100))
+    assert mr.exists(*keys) == 0
