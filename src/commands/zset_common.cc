@@ -32,6 +32,20 @@ std::vector<ZEntry> SortedEntries(const CollectionView& v) {
   return out;
 }
 
+std::vector<ZEntry> RankWindow(const CollectionView& v, uint32_t first, uint32_t last,
+                               bool reverse) {
+  std::vector<ZEntry> all;
+  all.reserve(v.size());
+  for (uint32_t i = 0; i < v.size(); ++i) all.push_back({ScoreAt(v, i), v.field(i)});
+  // After nth_element every entry from `first` on ranks >= first; sorting the smallest
+  // k of those gives ranks first..last.
+  if (first > 0) std::nth_element(all.begin(), all.begin() + first, all.end(), ZLess);
+  std::partial_sort(all.begin() + first, all.begin() + last + 1, all.end(), ZLess);
+  std::vector<ZEntry> out(all.begin() + first, all.begin() + last + 1);
+  if (reverse) std::reverse(out.begin(), out.end());
+  return out;
+}
+
 namespace {
 
 bool ParseScoreBound(std::string_view s, double* v, bool* ex) {

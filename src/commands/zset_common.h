@@ -29,6 +29,12 @@ struct ZEntry {
 // Every entry of `v` in Redis's order: ascending score, ties by member bytes. O(n log n).
 std::vector<ZEntry> SortedEntries(const CollectionView& v);
 
+// The entries of ascending ranks first..last (first <= last < v.size()) in that order, without
+// sorting the others: O(n + k log k) for k = last - first + 1 (ZRANGE 0 9, ZPOPMIN on big sets).
+// `reverse`: the same window in descending order.
+std::vector<ZEntry> RankWindow(const CollectionView& v, uint32_t first, uint32_t last,
+                               bool reverse);
+
 // Redis's less-than on (score, member).
 inline bool ZLess(const ZEntry& a, const ZEntry& b) {
   if (a.score != b.score) return a.score < b.score;

@@ -274,7 +274,7 @@ Task ZRangeWith(Context& ctx, ZRangeSpec spec) {
   if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
     co_return;
   }
-  ReplyEntries(ctx, SelectRange(SortedEntries(z.view), spec), spec.withscores, true);
+  ReplyEntries(ctx, SelectFromSet(z.view, spec), spec.withscores, true);
 }
 
 Task ZRange(Context& ctx) {
@@ -308,7 +308,7 @@ Task ZRevRangeByLex(Context& ctx) {
   co_await ZRangeWith(ctx, spec);
 }
 
-// Removes the entries `pick` chooses from the sorted entries; replies what `reply` says.
+// Removes the entries pick(view) chooses; *removed gets them (their members in *members).
 template <typename Pick>
 TaskOf<bool> RemoveSorted(Context& ctx, Pick pick, std::vector<std::string>* members,
                           std::vector<ZEntry>* removed) {
@@ -317,7 +317,7 @@ TaskOf<bool> RemoveSorted(Context& ctx, Pick pick, std::vector<std::string>* mem
                                                 removed->clear();
                                                 members->clear();
                                                 if (v.empty()) return Rewrite::kUnchanged;
-                                                std::vector<ZEntry> chosen = pick(SortedEntries(v));
+                                                std::vector<ZEntry> chosen = pick(v);
                                                 if (chosen.empty()) return Rewrite::kUnchanged;
                                                 std::vector<CollectionChange> changes;
                                                 members->reserve(chosen.size());
@@ -351,11 +351,9 @@ Task ZPopGeneric(Context& ctx, bool max) {
   std::vector<std::string> members;
   std::vector<ZEntry> popped;
   if (count > 0) {
-    auto pick = [&](std::vector<ZEntry> all) {
-      const size_t n = static_cast<size_t>(std::min<int64_t>(count, all.size()));
-      if (max) std::reverse(all.begin(), all.end());
-      all.resize(n);
-      return all;
+    auto pick = [&](const CollectionView& v) {
+      const auto n = static_cast<uint32_t>(std::min<int64_t>(count, v.size()));
+      return max ? RankWindow(v, v.size() - n, v.size() - 1, true) : RankWindow(v, 0, n - 1, false);
     };
     if (!co_await RemoveSorted(ctx, pick, &members, &popped)) co_return;
   }
@@ -377,7 +375,7 @@ Task ZRemRangeByRank(Context& ctx) {
   spec.end = end;
   std::vector<std::string> members;
   std::vector<ZEntry> removed;
-  auto pick = [&](std::vector<ZEntry> all) { return SelectRange(all, spec); };
+  auto pick = [&](const CollectionView& v) { return SelectFromSet(v, spec); };
   if (co_await RemoveSorted(ctx, pick, &members, &removed)) ctx.reply->Integer(removed.size());
 }
 
@@ -390,7 +388,7 @@ Task ZRemRangeByScore(Context& ctx) {
   }
   std::vector<std::string> members;
   std::vector<ZEntry> removed;
-  auto pick = [&](std::vector<ZEntry> all) { return SelectRange(all, spec); };
+  auto pick = [&](const CollectionView& v) { return SelectFromSet(v, spec); };
   if (co_await RemoveSorted(ctx, pick, &members, &removed)) ctx.reply->Integer(removed.size());
 }
 
@@ -403,7 +401,7 @@ Task ZRemRangeByLex(Context& ctx) {
   }
   std::vector<std::string> members;
   std::vector<ZEntry> removed;
-  auto pick = [&](std::vector<ZEntry> all) { return SelectRange(all, spec); };
+  auto pick = [&](const CollectionView& v) { return SelectFromSet(v, spec); };
   if (co_await RemoveSorted(ctx, pick, &members, &removed)) ctx.reply->Integer(removed.size());
 }
 

@@ -83,7 +83,7 @@ Task ZRangeStore(Context& ctx) {
   co_await plan.Lock();
   co_await ReadSources(ctx, plan, 1, false, &src, &error);
   if (error.empty()) {
-    result = SelectRange(SortedEntries(src[0].read.view), spec);
+    result = SelectFromSet(src[0].read.view, spec);
     co_await StoreResult(ctx, plan, 0, result, &error);
   }
   co_await plan.Unlock();
@@ -314,9 +314,9 @@ Task ZMPop(Context& ctx) {
             popped.clear();
             members.clear();
             if (v.empty()) return Rewrite::kUnchanged;
-            std::vector<ZEntry> all = SortedEntries(v);
-            if (max) std::reverse(all.begin(), all.end());
-            all.resize(static_cast<size_t>(std::min<int64_t>(count, all.size())));
+            const auto k = static_cast<uint32_t>(std::min<int64_t>(count, v.size()));
+            std::vector<ZEntry> all = max ? RankWindow(v, v.size() - k, v.size() - 1, true)
+                                          : RankWindow(v, 0, k - 1, false);
             std::vector<CollectionChange> changes;
             for (const ZEntry& e : all) {
               members.emplace_back(e.member);

@@ -1,6 +1,7 @@
 #include "commands/zset_range.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/ascii.h"
 #include "base/numbers.h"
@@ -93,19 +94,28 @@ bool ParseZRangeOrReply(Context& ctx, size_t key, ZRangeForm form, ZRangeSpec* s
   return true;
 }
 
+bool RankBounds(const ZRangeSpec& spec, uint32_t n, uint32_t* first, uint32_t* last) {
+  int64_t start = spec.start, end = spec.end;
+  const int64_t len = n;
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (start > end || start >= len) return false;
+  if (end >= len) end = len - 1;
+  // Reversed ranks count from the top.
+  *first = static_cast<uint32_t>(spec.rev ? len - 1 - end : start);
+  *last = static_cast<uint32_t>(spec.rev ? len - 1 - start : end);
+  return true;
+}
+
 std::vector<ZEntry> SelectRange(const std::vector<ZEntry>& sorted, const ZRangeSpec& spec) {
   std::vector<ZEntry> out;
   const auto n = static_cast<int64_t>(sorted.size());
   if (spec.by == ZRangeSpec::kRank) {
-    int64_t start = spec.start, end = spec.end;
-    if (start < 0) start += n;
-    if (end < 0) end += n;
-    if (start < 0) start = 0;
-    if (start > end || start >= n) return out;
-    if (end >= n) end = n - 1;
-    for (int64_t r = start; r <= end; ++r) {
-      out.push_back(sorted[static_cast<size_t>(spec.rev ? n - 1 - r : r)]);
-    }
+    uint32_t first, last;
+    if (!RankBounds(spec, static_cast<uint32_t>(n), &first, &last)) return out;
+    out.assign(sorted.begin() + first, sorted.begin() + last + 1);
+    if (spec.rev) std::reverse(out.begin(), out.end());
     return out;
   }
   // Redis skips `offset` entries one by one while any remain: a negative offset skips them all.
@@ -126,6 +136,29 @@ std::vector<ZEntry> SelectRange(const std::vector<ZEntry>& sorted, const ZRangeS
     out.push_back(e);
   }
   return out;
+}
+
+std::vector<ZEntry> SelectFromSet(const CollectionView& v, const ZRangeSpec& spec) {
+  if (spec.by == ZRangeSpec::kRank) {
+    uint32_t first, last;
+    if (!RankBounds(spec, v.size(), &first, &last)) return {};
+    return RankWindow(v, first, last, spec.rev);
+  }
+  // Which entries match does not depend on their order, so only the matches are sorted.
+  std::vector<ZEntry> matches;
+  for (uint32_t i = 0; i < v.size(); ++i) {
+    const ZEntry e{ScoreAt(v, i), v.field(i)};
+    if (spec.by == ZRangeSpec::kScore ? spec.score.Contains(e.score)
+                                      : spec.lex.Contains(e.member)) {
+      matches.push_back(e);
+    }
+  }
+  std::sort(matches.begin(), matches.end(), ZLess);
+  // Offset, limit and direction as SelectRange applies them, over the matches only.
+  ZRangeSpec all = spec;
+  all.by = ZRangeSpec::kScore;
+  all.score = ScoreRange{-HUGE_VAL, HUGE_VAL, false, false};
+  return SelectRange(matches, all);
 }
 
 }  // namespace lavik

@@ -32,7 +32,14 @@ enum class ZRangeForm { kZRange, kStore, kRevRank, kByScore, kRevByScore, kByLex
 // False after replying the error.
 bool ParseZRangeOrReply(Context& ctx, size_t key, ZRangeForm form, ZRangeSpec* spec);
 
+// A rank spec's window as ascending ranks [*first, *last] of a set of n entries; false if empty.
+bool RankBounds(const ZRangeSpec& spec, uint32_t n, uint32_t* first, uint32_t* last);
+
 // The entries of `sorted` (ascending (score, member)) the spec selects, in reply order.
 std::vector<ZEntry> SelectRange(const std::vector<ZEntry>& sorted, const ZRangeSpec& spec);
+
+// What the spec selects from a whole set, in reply order: a score or lex range filters first and
+// sorts only its matches (O(n + k log k)); a rank range takes a RankWindow.
+std::vector<ZEntry> SelectFromSet(const CollectionView& v, const ZRangeSpec& spec);
 
 }  // namespace lavik

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -82,6 +83,27 @@ TEST(ZSetRangeTest, SelectsRanksScoresAndLimits) {
   EXPECT_EQ(Members(SelectRange(sorted, by_score)), (std::vector<std::string>{"c"}));
   by_score.offset = -1;  // Redis: a negative offset selects nothing
   EXPECT_TRUE(SelectRange(sorted, by_score).empty());
+}
+
+TEST(ZSetRangeTest, RankWindowMatchesAFullSort) {
+  std::vector<std::string> names, scores;
+  std::vector<CollectionChange> entries;
+  for (int i = 0; i < 300; ++i) {
+    names.push_back("m" + std::to_string((i * 7919) % 300));
+    scores.push_back(EncodeScore(static_cast<double>((i * 31) % 17)));  // many ties
+  }
+  for (int i = 0; i < 300; ++i) entries.push_back({names[i], scores[i], false});
+  const std::string enc = EncodeCollection(std::move(entries), true);
+  CollectionView v;
+  ASSERT_TRUE(v.Parse(enc, true));
+  const std::vector<ZEntry> sorted = SortedEntries(v);
+  for (auto [first, last] :
+       {std::pair<uint32_t, uint32_t>{0, 0}, {0, 9}, {5, 5}, {100, 250}, {290, 299}, {0, 299}}) {
+    std::vector<ZEntry> want(sorted.begin() + first, sorted.begin() + last + 1);
+    EXPECT_EQ(Members(RankWindow(v, first, last, false)), Members(want)) << first << " " << last;
+    std::reverse(want.begin(), want.end());
+    EXPECT_EQ(Members(RankWindow(v, first, last, true)), Members(want)) << first << " " << last;
+  }
 }
 
 }  // namespace
