@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/numbers.h"
@@ -51,9 +52,13 @@ namespace {
 bool ParseScoreBound(std::string_view s, double* v, bool* ex) {
   *ex = !s.empty() && s[0] == '(';
   if (*ex) s.remove_prefix(1);
-  // Redis uses strtod here, which also takes what ParseDouble rejects only as a matter of range
-  // (overflow to inf); NaN is refused either way.
-  return ParseDouble(s, v) && !std::isnan(*v);
+  // Redis zslParseRange is plain strtod up to the end of the argument: "" and "(" are 0, a
+  // leading space and an overflow to inf pass (ParseDouble refuses those); NaN does not.
+  const std::string text(s);
+  if (text.find('\0') != std::string::npos) return false;
+  char* end = nullptr;
+  *v = std::strtod(text.c_str(), &end);
+  return *end == '\0' && !std::isnan(*v);
 }
 
 bool ParseLexBound(std::string_view s, LexBound* b) {

@@ -39,7 +39,14 @@ TEST(ZSetRangeTest, ScoreRangeBounds) {
   EXPECT_FALSE(r.Contains(2.5));
   EXPECT_FALSE(ParseScoreRange("nan", "1", &r));
   EXPECT_FALSE(ParseScoreRange("1", "(x", &r));
-  EXPECT_FALSE(ParseScoreRange("", "1", &r));
+  EXPECT_FALSE(ParseScoreRange("1 ", "1", &r));
+  // As Redis's strtod: "" and "(" are 0, a leading space and overflow pass.
+  ASSERT_TRUE(ParseScoreRange("(", " 1e400", &r));
+  EXPECT_FALSE(r.Contains(0));
+  EXPECT_TRUE(r.Contains(HUGE_VAL));
+  ASSERT_TRUE(ParseScoreRange("", "0x10", &r));
+  EXPECT_TRUE(r.Contains(0));
+  EXPECT_TRUE(r.Contains(16));
 }
 
 TEST(ZSetRangeTest, LexRangeBounds) {

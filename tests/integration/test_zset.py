@@ -164,6 +164,9 @@ def test_rank_count_lexcount(r):
     assert r.zcount("z", "(2", "+inf") == 1
     assert r.zcount("z", "-inf", "(2") == 1
     assert r.zcount("nokey", 0, 1) == 0
+    # Score bounds are strtod's: "(" and "" are 0, leading space and overflow pass.
+    assert raw(r, "ZCOUNT", "z", "(", "1e400") == 4
+    assert raw(r, "ZCOUNT", "z", "", " 1") == 1
     with pytest.raises(redis.ResponseError) as e:
         r.zcount("z", "x", 1)
     assert err(e) == "min or max is not a float"
