@@ -30,7 +30,8 @@ TaskOf<bool> ReadCollection(Store& st, std::string_view key, ValueType type, int
     out->copy.assign(bytes.data(), bytes.size());
     bytes = out->copy;
   }
-  if (!out->view.Parse(bytes, type == ValueType::kHash) || out->view.empty()) {
+  if (!out->view.Parse(bytes, type == ValueType::kHash || type == ValueType::kZSet) ||
+      out->view.empty()) {
     *error = "ERR data corruption: the collection record of this key does not decode";
     co_return false;
   }

@@ -12,5 +12,7 @@ std::span<const CommandSpec> KeyCommands();
 std::span<const CommandSpec> HashCommands();
 std::span<const CommandSpec> SetCommands();
 std::span<const CommandSpec> ListCommands();
+std::span<const CommandSpec> ZSetSingleKeyCommands();  // zset_family.cc
+std::span<const CommandSpec> ZSetMultiKeyCommands();   // zset_multi.cc
 
 }  // namespace lavik

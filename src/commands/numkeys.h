@@ -31,4 +31,22 @@ inline bool NumkeysKeyRange(const CommandSpec& spec, std::span<const std::string
   return true;
 }
 
+// The source keys of a STORE command with numkeys after the destination (ZUNIONSTORE dst
+// numkeys key ...): its CommandSpec names only dst (Redis's "1 1 1" with movablekeys), so the
+// sources are args[*first..*last]. False for other commands or a bad numkeys.
+inline bool NumkeysStoreSources(const CommandSpec& spec, std::span<const std::string_view> args,
+                                int* first, int* last) {
+  if (!(spec.flags & kCmdMovableKeys) || spec.first_key != 1 || spec.last_key != 1 ||
+      args.size() < 4) {
+    return false;
+  }
+  int64_t n;
+  if (!ParseInt64(args[2], &n) || n <= 0 || n > static_cast<int64_t>(args.size()) - 3) {
+    return false;
+  }
+  *first = 3;
+  *last = static_cast<int>(2 + n);
+  return true;
+}
+
 }  // namespace lavik

@@ -536,18 +536,27 @@ AclVerdict Acl::Check(const AclUser& user, const CommandSpec& spec,
   if (last >= argc) last = argc - 1;
   const uint8_t need = commands_[index].key_access;
   const int step = spec.key_step > 0 ? spec.key_step : 1;
-  for (int i = first; i <= last; i += step) {
-    bool ok = false;
+  auto allowed = [&](int i) {
     for (const AclKeyPattern& p : user.keys) {
-      if ((p.access & need) == need && GlobMatch(p.pattern, args[i])) {
-        ok = true;
-        break;
-      }
+      if ((p.access & need) == need && GlobMatch(p.pattern, args[i])) return true;
     }
-    if (!ok) {
+    return false;
+  };
+  for (int i = first; i <= last; i += step) {
+    if (!allowed(i)) {
       v.kind = AclVerdict::kKey;
       v.arg = i;
       return v;
+    }
+  }
+  // ZUNIONSTORE dst numkeys key...: the spec names only dst; the sources are checked too.
+  if (NumkeysStoreSources(spec, args, &first, &last)) {
+    for (int i = first; i <= last; ++i) {
+      if (!allowed(i)) {
+        v.kind = AclVerdict::kKey;
+        v.arg = i;
+        return v;
+      }
     }
   }
   return v;

@@ -29,6 +29,8 @@ CommandTable::CommandTable() {
   Add(SetCommands());
   Add(ListCommands());
   Add(ListBlockingCommands());
+  Add(ZSetSingleKeyCommands());
+  Add(ZSetMultiKeyCommands());
   Add(ConnectionCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());
