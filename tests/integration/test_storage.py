@@ -90,7 +90,11 @@ def test_values_live_on_the_device(spawn_server, tmp_path):
     s = start(spawn_server, tmp_path, 1, ["--cache-mb", "0"])
     c = s.client()
     fill(c, 10000, size=1000)  # ~10 MiB: more than the write buffers hold
-    time.sleep(0.5)  # the write buffer reaches the file within a tick
+    # The write buffers reach the file within a flush tick; on a busy machine give it longer.
+    deadline = time.monotonic() + 15
+    while (int(info_storage(c)["device_bytes_written"]) < 10000 * 1000
+           and time.monotonic() < deadline):
+        time.sleep(0.05)
     for i in range(0, 10000, 7):
         assert c.get(f"k{i}") == expected("k", i, 1000)
     st = info_storage(c)
