@@ -11,7 +11,6 @@
 #include "commands/families.h"
 #include "commands/list_access.h"
 #include "commands/list_ops.h"
-#include "commands/list_wait.h"
 #include "commands/multi_shard.h"
 
 namespace lavik {
@@ -39,7 +38,6 @@ Task PushGeneric(Context& ctx, bool left, bool only_if_exists) {
     ctx.reply->Error(error);
     co_return;
   }
-  if (len > 0) SignalListReady(ctx.shards->local(), ctx.args[1]);
   ctx.reply->Integer(len);
 }
 

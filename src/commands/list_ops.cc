@@ -5,7 +5,6 @@
 #include "base/ascii.h"
 #include "base/numbers.h"
 #include "commands/list_access.h"
-#include "commands/list_wait.h"
 #include "protocol/errors.h"
 
 namespace lavik {
@@ -136,7 +135,6 @@ Task MoveOnce(Context& ctx, KeyPlan& plan, bool from_left, bool to_left, MoveRes
     co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
       co_await StoreCollection(st, src, ValueType::kList, from.info.loc, EncodeList(e),
                                from.info.expire_ms, &applied, &out->error);
-      if (applied && src == dst) SignalListReady(ctx.shards->local(), src);
     });
     if (!out->error.empty()) co_return;
     if (!applied) continue;  // a write slipped in before the locks were taken: start over
@@ -152,7 +150,6 @@ Task MoveOnce(Context& ctx, KeyPlan& plan, bool from_left, bool to_left, MoveRes
             return Rewrite::kWrite;
           },
           &out->error);
-      if (out->error.empty()) SignalListReady(ctx.shards->local(), dst);
     });
     co_return;
   }

@@ -1,22 +1,27 @@
-// Clients blocked on lists (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP) and how a push wakes them
-// (doc/threading.md, "Blocking list commands").
+// Clients blocked on keys (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP)
+// and how a write serves them (doc/threading.md, "Blocking commands").
 //
 // A blocked client is a ListWaiter owned by its home worker (the connection's). It is queued,
-// per key, on the worker that owns each key it waits for. A push that leaves a list non-empty
-// calls SignalListReady on the key's worker: the first waiter of that key's queue that nobody
-// has claimed yet is claimed (an atomic flag, since a waiter may sit in the queues of several
-// workers) and posted home, where its command retries the pop under the shard locks. The waiter
-// ends by signalling the key again, so a push of several elements serves the queue in order,
-// first blocked first served.
+// per key, on the worker that owns each key it waits for. Every write that leaves a value at a
+// key (Store's write hook: a push, ZADD, RENAME, MOVE, a write inside EXEC...) tells this
+// module; if the key holds the type a queued waiter wants, a drain of the key is scheduled on
+// the key's worker. The drain takes the shard's lock (after the writing command, or at the
+// front of the lock's queue when a transaction or multi-key command holds it), then serves the
+// key's waiters in arrival order: it claims each one (an atomic flag, since a waiter may sit in
+// the queues of several workers) and runs the waiter's `serve` there, which pops what the
+// command takes, before any other command may touch the key — as Redis serves blocked clients
+// at the end of the command that made the key ready. The served waiter is posted home to reply.
 //
 // Thread safety: the queues are per worker (thread-local) and touched only there; a waiter's
-// `claimed` flag is the only state shared across workers, and whoever wins it posts the waiter
-// home. The waiter stays alive (shared_ptr) while any queue or its command holds it.
+// `claimed` flag is the only state shared across workers, and whoever wins it owns the waiter
+// until it posts it home. The waiter stays alive (shared_ptr) while any queue or its command
+// holds it.
 #pragma once
 
 #include <atomic>
 #include <coroutine>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,7 +29,9 @@
 
 #include "commands/shards.h"
 #include "runtime/mailbox.h"
+#include "runtime/task.h"
 #include "runtime/worker.h"
+#include "storage/value_type.h"
 
 namespace lavik {
 
@@ -41,18 +48,26 @@ struct ListWaiter : MailboxItem {
   int fd = -1;              // the client's socket, polled for a hang-up
   bool arrived = false;     // home: the claim reached home (before or after the wait)
 
+  ValueType type = ValueType::kList;  // what a key must hold to serve this waiter
+  // Runs on the woken key's worker under its shard lock: takes what the command takes from
+  // `key` and keeps the reply's data in the command. Sets *served; false (the key changed type
+  // or emptied, or the command cannot be served there) makes the command retry at home.
+  std::function<Task(Shard& shard, std::string_view key, bool* served)> serve;
+  bool served = false;  // kWoken: `serve` took the command's data
+
   // Claims the waiter for `outcome` and posts it home. False if someone claimed it first.
   bool Claim(Outcome why);
 };
 
 // On the key's worker: queues `w` for `key` (at the front when it re-blocks after losing a race,
-// to keep its turn). Must run in the same turn as the check that found the key empty.
+// to keep its turn), then serves it at once if the key already holds what it waits for.
 void QueueListWaiter(Shard& shard, std::string_view key, std::shared_ptr<ListWaiter> w, bool front);
 // On the key's worker: drops `w` from the key's queue (it was served, timed out or went away).
 void DequeueListWaiter(std::string_view key, const ListWaiter* w);
-// On the key's worker, after a write that may have made `key` a non-empty list: wakes the first
-// unclaimed waiter of the key, if any.
-void SignalListReady(Shard& shard, std::string_view key);
+// Whether the client at `fd` hung up (a non-blocking poll; any thread).
+bool ClientHungUp(int fd);
+// Installs the write hook on the shard's store (at worker start, on its thread).
+void WatchShardWrites(Shard& shard);
 
 // Awaits the outcome: `co_await WaitForList(w)` suspends until Claim posts the waiter home.
 struct WaitForList {

@@ -3,7 +3,10 @@
 #include <strings.h>
 
 #include "commands/families.h"
+#include "commands/key_copy.h"
 #include "server/list_blocking.h"
+#include "server/object_command.h"
+#include "server/reset_command.h"
 #include "server/transaction.h"
 
 namespace lavik {
@@ -25,13 +28,17 @@ bool Lower(std::string_view name, char* buf, size_t cap, std::string_view* out) 
 CommandTable::CommandTable() {
   Add(StringCommands());
   Add(KeyCommands());
+  Add(CopyCommands());
   Add(HashCommands());
   Add(SetCommands());
   Add(ListCommands());
   Add(ListBlockingCommands());
   Add(ZSetSingleKeyCommands());
   Add(ZSetMultiKeyCommands());
+  Add(ZSetBlockingCommands());
   Add(ConnectionCommands());
+  Add(ResetCommands());
+  Add(ObjectCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());
   Add(AclCommands());

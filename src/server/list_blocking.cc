@@ -1,12 +1,11 @@
-// The blocking list commands. Each runs on its connection's worker (kCmdHome): it tries the pop
-// under its keys' shard locks; if every list is empty it queues a ListWaiter on each key's
-// worker (commands/list_wait.h) and suspends until a push claims it, the timeout passes or the
-// client hangs up. A woken command retries the pop (another client may have emptied the list
-// meanwhile: it then blocks again at the front of the queue) and signals the key again so the
-// next waiter is served. Inside MULTI/EXEC it never blocks, as in Redis.
+// The blocking commands' engine and the list commands on it. A command runs on its connection's
+// worker (kCmdHome): it tries the non-blocking form under its keys' shard locks; if every key is
+// empty it queues a ListWaiter on each key's worker (commands/list_wait.h) and suspends until a
+// write serves it (the pop runs on the key's worker, before any other command touches the key),
+// the timeout passes or the client hangs up. A command the key's worker cannot serve (BLMOVE to a
+// key of another worker) is woken to retry at home; if another client took the element first it
+// blocks again at the front of the queues. Inside MULTI/EXEC it never blocks, as in Redis.
 #include "server/list_blocking.h"
-
-#include <poll.h>
 
 #include <algorithm>
 #include <atomic>
@@ -33,150 +32,96 @@ constexpr int kHangupEveryTicks = 10;  // poll blocked sockets for a hang-up eve
 thread_local std::vector<std::shared_ptr<ListWaiter>> blocked;
 std::atomic<uint64_t> blocked_total{0};
 
-// Redis 7.0 getTimeoutFromObjectOrReply (seconds, as a float). 0 = forever.
-bool ParseTimeoutOrReply(Context& ctx, std::string_view arg, int64_t* ms) {
-  long double secs;
-  if (!ParseLongDouble(arg, &secs) || std::isnan(secs)) {
-    ctx.reply->Error(kErrTimeoutNotFloat);
-    return false;
-  }
-  const long double v = ceill(secs * 1000.0L);
-  // Redis 7.0 casts to long long: a value past its range comes out negative.
-  if (v < 0 || v >= 9.2e18L) {
-    ctx.reply->Error(kErrTimeoutNegative);
-    return false;
-  }
-  *ms = static_cast<int64_t>(v);
-  return true;
+void Unblocked(const std::shared_ptr<ListWaiter>& w) {
+  blocked.erase(std::find(blocked.begin(), blocked.end(), w));
+  blocked_total.fetch_sub(1, std::memory_order_relaxed);
 }
 
-bool HungUp(int fd) {
-  pollfd p{fd, POLLRDHUP, 0};
-  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-}
-
-enum class Kind { kPop, kMove, kMPop };
-
-struct BlockArgs {
-  Kind kind;
-  std::vector<std::string_view> keys;  // the plan's keys (LMOVE: source, destination)
-  size_t wait_keys;                    // the first wait_keys of them are waited on
+// A list pop (BLPOP, BRPOP, BLMPOP) or move (BLMOVE, BRPOPLPUSH) on the engine.
+struct ListBlock {
+  bool move = false;
+  bool mpop_reply = false;  // BLMPOP's [key, [elements]] rather than BLPOP's [key, element]
   MPopArgs mpop;
   bool from_left = true, to_left = true;
-  int64_t timeout_ms = 0;
-};
+  PopResult pop;
+  MoveResult moved;
+  BlockingOps ops;
 
-Task BlockingCommand(Context& ctx, BlockArgs a) {
-  const int64_t deadline = a.timeout_ms > 0 ? NowMs() + a.timeout_ms : 0;
-  bool front = false;
-  int pass_on_shard = -1;
-  std::string pass_on_key;
-  while (true) {
-    KeyPlan plan(ctx, a.keys);
-    PopResult pop;
-    MoveResult move;
-    co_await plan.Lock();
-    if (a.kind == Kind::kMove) {
-      co_await MoveOnce(ctx, plan, a.from_left, a.to_left, &move);
-    } else {
-      co_await MPopOnce(ctx, plan, a.mpop, &pop);
-    }
-    co_await plan.Unlock();
-    const std::string& error = a.kind == Kind::kMove ? move.error : pop.error;
-    const bool served = a.kind == Kind::kMove ? move.moved : !pop.elements.empty();
-    if (pass_on_shard >= 0) {
-      // The wake that brought us here was ours to use; whatever is left goes to the next waiter.
-      Shard* s = &ctx.shards->at(pass_on_shard);
-      co_await ShardHop(s->worker, [s, &pass_on_key]() { SignalListReady(*s, pass_on_key); });
-      pass_on_shard = -1;
-    }
+  ListBlock() {
+    ops.attempt = [this](Context& ctx, KeyPlan& plan, bool* done) -> Task {
+      pop = PopResult();
+      moved = MoveResult();
+      if (move) {
+        co_await MoveOnce(ctx, plan, from_left, to_left, &moved);
+      } else {
+        co_await MPopOnce(ctx, plan, mpop, &pop);
+      }
+      *done = Taken();
+    };
+    ops.serve = [this](Context& ctx, std::string_view key, bool* served) -> Task {
+      pop = PopResult();
+      moved = MoveResult();
+      if (move) {
+        // The destination's worker may be another: its lock cannot be taken from here without
+        // breaking the lock order, so that move retries at home.
+        if (ctx.shards->ShardOf(ops.keys[1]) != ctx.shards->ShardOf(key)) co_return;
+        KeyPlan plan(ctx, std::vector<std::string_view>{key, ops.keys[1]});
+        co_await MoveOnce(ctx, plan, from_left, to_left, &moved);
+      } else {
+        KeyPlan plan(ctx, std::vector<std::string_view>{key});
+        co_await MPopOnce(ctx, plan, mpop, &pop);
+      }
+      *served = Taken();
+    };
+    ops.reply = [this](Context& ctx) { Reply(ctx); };
+  }
+  ListBlock(const ListBlock&) = delete;
+
+  bool Taken() const {
+    if (move) return moved.moved || !moved.error.empty();
+    return !pop.elements.empty() || !pop.error.empty();
+  }
+  void Reply(Context& ctx) const {
+    const std::string& error = move ? moved.error : pop.error;
     if (!error.empty()) {
       ctx.reply->Error(error);
-      co_return;
+    } else if (move) {
+      ctx.reply->Bulk(moved.element);
+    } else if (mpop_reply) {
+      ReplyMPop(ctx, pop);
+    } else {
+      ctx.reply->Array(2);
+      ctx.reply->Bulk(pop.key);
+      ctx.reply->Bulk(pop.elements[0]);
     }
-    if (served) {
-      if (a.kind == Kind::kMove) {
-        ctx.reply->Bulk(move.element);
-      } else if (a.kind == Kind::kMPop) {
-        ReplyMPop(ctx, pop);
-      } else {
-        ctx.reply->Array(2);
-        ctx.reply->Bulk(pop.key);
-        ctx.reply->Bulk(pop.elements[0]);
-      }
-      co_return;
-    }
-    if (ctx.in_exec) {  // never blocks inside a transaction: the non-blocking form's nil
-      if (a.kind == Kind::kMove) {
-        ctx.reply->Null();
-      } else {
-        ctx.reply->NullArray();
-      }
-      co_return;
-    }
-    auto w = std::make_shared<ListWaiter>();
-    w->home = Worker::Current();
-    w->deadline_ms = deadline;
-    w->fd = ctx.client->conn->fd();
-    blocked.push_back(w);
-    blocked_total.fetch_add(1, std::memory_order_relaxed);
-    for (size_t i = 0; i < a.wait_keys; ++i) {
-      // Queue, then signal: a push that landed since the pop above wakes the queue at once.
-      co_await plan.On(plan.shard_of(i), [&, i, s = plan.shard_of(i)](Store&) {
-        Shard& shard = ctx.shards->at(s);
-        QueueListWaiter(shard, a.keys[i], w, front);
-        SignalListReady(shard, a.keys[i]);
-      });
-    }
-    const ListWaiter::Outcome outcome = co_await WaitForList{w.get()};
-    blocked.erase(std::find(blocked.begin(), blocked.end(), w));
-    blocked_total.fetch_sub(1, std::memory_order_relaxed);
-    for (size_t i = 0; i < a.wait_keys; ++i) {
-      co_await plan.On(plan.shard_of(i), [&, i](Store&) { DequeueListWaiter(a.keys[i], w.get()); });
-    }
-    if (outcome == ListWaiter::Outcome::kTimeout) {
-      ctx.reply->NullArray();
-      co_return;
-    }
-    if (outcome == ListWaiter::Outcome::kGone || HungUp(w->fd)) {
-      if (outcome == ListWaiter::Outcome::kWoken) {  // not ours to use: hand the wake on
-        Shard* s = &ctx.shards->at(w->woken_shard);
-        co_await ShardHop(s->worker, [s, w]() { SignalListReady(*s, w->woken_key); });
-      }
-      ctx.reply->NullArray();  // nobody reads it: the connection closes next
-      co_return;
-    }
-    front = true;  // lost a race for the element: keep our turn
-    pass_on_shard = w->woken_shard;
-    pass_on_key = w->woken_key;
   }
-}
+};
 
 // BLPOP/BRPOP key [key ...] timeout
 Task BPopGeneric(Context& ctx, bool left) {
-  BlockArgs a;
-  a.kind = Kind::kPop;
-  if (!ParseTimeoutOrReply(ctx, ctx.args.back(), &a.timeout_ms)) co_return;
-  a.keys.assign(ctx.args.begin() + 1, ctx.args.end() - 1);
-  a.wait_keys = a.keys.size();
-  a.mpop.left = left;
-  a.mpop.count = 1;
-  a.mpop.numkeys = a.keys.size();
-  co_await BlockingCommand(ctx, std::move(a));
+  ListBlock b;
+  if (!ParseTimeoutOrReply(ctx, ctx.args.back(), &b.ops.timeout_ms)) co_return;
+  b.ops.keys.assign(ctx.args.begin() + 1, ctx.args.end() - 1);
+  b.ops.wait_keys = b.ops.keys.size();
+  b.mpop.left = left;
+  b.mpop.count = 1;
+  b.mpop.numkeys = b.ops.keys.size();
+  co_await BlockUntilServed(ctx, b.ops);
 }
 
 Task BLPop(Context& ctx) { co_await BPopGeneric(ctx, true); }
 Task BRPop(Context& ctx) { co_await BPopGeneric(ctx, false); }
 
 Task BMoveGeneric(Context& ctx, bool from_left, bool to_left, std::string_view timeout) {
-  BlockArgs a;
-  a.kind = Kind::kMove;
-  if (!ParseTimeoutOrReply(ctx, timeout, &a.timeout_ms)) co_return;
-  a.keys = {ctx.args[1], ctx.args[2]};
-  a.wait_keys = 1;
-  a.from_left = from_left;
-  a.to_left = to_left;
-  co_await BlockingCommand(ctx, std::move(a));
+  ListBlock b;
+  if (!ParseTimeoutOrReply(ctx, timeout, &b.ops.timeout_ms)) co_return;
+  b.move = true;
+  b.ops.keys = {ctx.args[1], ctx.args[2]};
+  b.ops.wait_keys = 1;
+  b.ops.nil_bulk_in_exec = true;
+  b.from_left = from_left;
+  b.to_left = to_left;
+  co_await BlockUntilServed(ctx, b.ops);
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
@@ -194,13 +139,14 @@ Task BRPopLPush(Context& ctx) { co_await BMoveGeneric(ctx, false, true, ctx.args
 
 // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
 Task BLMPop(Context& ctx) {
-  BlockArgs a;
-  a.kind = Kind::kMPop;
-  if (!ParseTimeoutOrReply(ctx, ctx.args[1], &a.timeout_ms)) co_return;
-  if (!ParseMPopArgsOrReply(ctx, 2, &a.mpop)) co_return;
-  a.keys.assign(ctx.args.begin() + 3, ctx.args.begin() + 3 + a.mpop.numkeys);
-  a.wait_keys = a.keys.size();
-  co_await BlockingCommand(ctx, std::move(a));
+  ListBlock b;
+  b.mpop_reply = true;
+  // Redis checks the other arguments before the timeout.
+  if (!ParseMPopArgsOrReply(ctx, 2, &b.mpop)) co_return;
+  if (!ParseTimeoutOrReply(ctx, ctx.args[1], &b.ops.timeout_ms)) co_return;
+  b.ops.keys.assign(ctx.args.begin() + 3, ctx.args.begin() + 3 + b.mpop.numkeys);
+  b.ops.wait_keys = b.ops.keys.size();
+  co_await BlockUntilServed(ctx, b.ops);
 }
 
 void Tick() {
@@ -213,7 +159,7 @@ void Tick() {
   for (const std::shared_ptr<ListWaiter>& w : blocked) {
     if (stopping || (w->deadline_ms != 0 && now >= w->deadline_ms)) {
       w->Claim(ListWaiter::Outcome::kTimeout);
-    } else if (hangups && HungUp(w->fd)) {
+    } else if (hangups && ClientHungUp(w->fd)) {
       w->Claim(ListWaiter::Outcome::kGone);
     }
   }
@@ -248,10 +194,97 @@ const CommandSpec kListBlockingCommands[] = {
 
 }  // namespace
 
+// Redis 7.0 getTimeoutFromObjectOrReply (seconds, as a float). 0 = forever.
+bool ParseTimeoutOrReply(Context& ctx, std::string_view arg, int64_t* ms) {
+  long double secs;
+  if (!ParseLongDouble(arg, &secs) || std::isnan(secs)) {
+    ctx.reply->Error(kErrTimeoutNotFloat);
+    return false;
+  }
+  const long double v = ceill(secs * 1000.0L);
+  // Redis 7.0 casts to long long: a value past its range comes out negative.
+  if (v < 0 || v >= 9.2e18L) {
+    ctx.reply->Error(kErrTimeoutNegative);
+    return false;
+  }
+  *ms = static_cast<int64_t>(v);
+  return true;
+}
+
+Task BlockUntilServed(Context& ctx, BlockingOps& ops) {
+  const int64_t deadline = ops.timeout_ms > 0 ? NowMs() + ops.timeout_ms : 0;
+  bool front = false;
+  while (true) {
+    bool done = false;
+    {
+      KeyPlan plan(ctx, ops.keys);
+      co_await plan.Lock();
+      co_await ops.attempt(ctx, plan, &done);
+      co_await plan.Unlock();
+    }
+    if (done) {
+      ops.reply(ctx);
+      co_return;
+    }
+    if (ctx.in_exec) {  // never blocks inside a transaction: the non-blocking form's nil
+      if (ops.nil_bulk_in_exec) {
+        ctx.reply->Null();
+      } else {
+        ctx.reply->NullArray();
+      }
+      co_return;
+    }
+    auto w = std::make_shared<ListWaiter>();
+    w->home = Worker::Current();
+    w->deadline_ms = deadline;
+    w->fd = ctx.client->conn->fd();
+    w->type = ops.type;
+    // Runs on the key's worker while this command is suspended below, so `ctx` and `ops` are
+    // only read there; the reply is written here, at home.
+    w->serve = [&ctx, &ops](Shard&, std::string_view key, bool* served) -> Task {
+      Context sctx;
+      sctx.shards = ctx.shards;
+      sctx.spec = ctx.spec;
+      sctx.client_id = ctx.client_id;
+      sctx.now_ms = NowMs();
+      sctx.in_exec = true;  // the drain holds the key's shard lock
+      co_await ops.serve(sctx, key, served);
+    };
+    blocked.push_back(w);
+    blocked_total.fetch_add(1, std::memory_order_relaxed);
+    const KeyPlan plan(ctx, ops.keys);
+    for (size_t i = 0; i < ops.wait_keys; ++i) {
+      Shard* s = &ctx.shards->at(plan.shard_of(i));
+      std::string_view key = ops.keys[i];
+      // `w` by reference: GCC 12 destroys a co_await operand's by-value captures twice.
+      co_await ShardHop(s->worker, [s, key, &w, front]() { QueueListWaiter(*s, key, w, front); });
+    }
+    const ListWaiter::Outcome outcome = co_await WaitForList{w.get()};
+    Unblocked(w);
+    for (size_t i = 0; i < ops.wait_keys; ++i) {
+      Shard* s = &ctx.shards->at(plan.shard_of(i));
+      std::string_view key = ops.keys[i];
+      co_await ShardHop(s->worker, [key, p = w.get()]() { DequeueListWaiter(key, p); });
+    }
+    if (outcome == ListWaiter::Outcome::kWoken && w->served) {
+      ops.reply(ctx);
+      co_return;
+    }
+    if (outcome != ListWaiter::Outcome::kWoken) {
+      ctx.reply->NullArray();  // timed out (or gone: nobody reads it, the connection closes)
+      co_return;
+    }
+    front = true;  // woken to retry here: keep our turn if another client is faster
+  }
+}
+
 std::span<const CommandSpec> ListBlockingCommands() { return kListBlockingCommands; }
 
 uint64_t ListBlockedClients() { return blocked_total.load(std::memory_order_relaxed); }
 
-void StartListBlocking(Worker* w) { w->AddTimer(kTickUs, &Tick); }
+void StartListBlocking(Worker* w, Shard* shard) {
+  w->AddTimer(kTickUs, &Tick);
+  WatchShardWrites(*shard);
+}
 
 }  // namespace lavik

@@ -1,24 +1,58 @@
-// Blocking list commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP): their registration table and
-// the per-worker timer that ends waits on timeout or when the client hangs up.
+// Blocking commands: the list ones' registration table (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH,
+// BLMPOP), the engine every blocking pop runs on (BlockUntilServed; the sorted-set forms in
+// commands/zset_blocking.cc use it too) and the per-worker timer that ends waits on timeout or
+// when the client hangs up.
 //
-// Thread safety: StartListBlocking runs on (or before starting) the worker; everything else runs
-// on the blocked client's home worker.
+// Thread safety: StartListBlocking runs on the worker's thread before it serves; the engine runs
+// on the blocked client's home worker, except `serve`, which runs on the woken key's worker.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string_view>
+#include <vector>
 
 #include "commands/command.h"
+#include "commands/multi_shard.h"
+#include "commands/shards.h"
 #include "runtime/worker.h"
+#include "storage/value_type.h"
 
 namespace lavik {
 
 std::span<const CommandSpec> ListBlockingCommands();
+// BZPOPMIN, BZPOPMAX, BZMPOP (zset_blocking.cc).
+std::span<const CommandSpec> ZSetBlockingCommands();
 
-// Clients blocked in a list command right now, over all workers (INFO blocked_clients).
+// Clients blocked in a blocking command right now, over all workers (INFO blocked_clients).
 uint64_t ListBlockedClients();
 
-// Adds the worker's timer that times out blocked clients and notices their hang-ups.
-void StartListBlocking(Worker* w);
+// Adds the worker's timer that times out blocked clients and notices their hang-ups, and the
+// shard's write hook that serves them.
+void StartListBlocking(Worker* w, Shard* shard);
+
+// Redis 7.0's timeout argument (float seconds; 0 = forever) in ms, or replies its error.
+bool ParseTimeoutOrReply(Context& ctx, std::string_view arg, int64_t* ms);
+
+// What one blocking command does; BlockUntilServed runs it.
+struct BlockingOps {
+  std::vector<std::string_view> keys;  // the keys the attempt locks (the command's arguments)
+  size_t wait_keys = 0;                // the first wait_keys of them are waited on
+  ValueType type = ValueType::kList;   // what a waited key must hold to serve the command
+  int64_t timeout_ms = 0;              // 0: forever
+  bool nil_bulk_in_exec = false;       // inside EXEC an empty source answers $-1 (BLMOVE)
+  // The non-blocking form, under the plan's locks: sets *done if it took something or failed.
+  std::function<Task(Context& ctx, KeyPlan& plan, bool* done)> attempt;
+  // On the woken key's worker, holding its shard lock (ctx has no client): takes from `key`
+  // what the command takes and sets *served, or leaves it false to retry at home.
+  std::function<Task(Context& ctx, std::string_view key, bool* served)> serve;
+  // Replies what attempt or serve took (or its error).
+  std::function<void(Context& ctx)> reply;
+};
+
+// Tries ops.attempt; if nothing was there, blocks until a write serves the command, the
+// timeout passes (nil array) or the client hangs up. Inside MULTI/EXEC it never blocks.
+Task BlockUntilServed(Context& ctx, BlockingOps& ops);
 
 }  // namespace lavik

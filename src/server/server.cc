@@ -148,7 +148,7 @@ bool Server::InitWorker(int id, std::string* error) {
   }
   w->AddTurnHook(&Connection::FlushDirty);
   hub_->StartWorker(w, id);
-  StartListBlocking(w);
+  StartListBlocking(w, &shards_->at(id));
   w->AddTurnHook([store]() { store->EndOfTurn(); });
   w->AddTimer(kActiveExpireIntervalUs, [this, id, store, w]() {
     Shard& shard = shards_->at(id);

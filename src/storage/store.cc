@@ -253,6 +253,9 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     if (watched) NoteKeyChanged(key);
     WriteResult r = co_await AppendLarge(key, fp, type, value, expire_ms, loc_out);
     if (watched) NoteKeyChanged(key);
+    if (watched && !tombstone && r.ok() && write_hook_ != nullptr) {
+      write_hook_(write_hook_arg_, key, type);
+    }
     co_return r;
   }
   ShardLog::Slot slot;
@@ -318,6 +321,9 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
   }
   ++stats_.dirty;
   if (effect != Effect::kMarkerCopy && !(flags & kRecordRelocated)) NoteKeyChanged(key);
+  if (effect == Effect::kInstall && !(flags & kRecordRelocated) && write_hook_ != nullptr) {
+    write_hook_(write_hook_arg_, key, type);
+  }
   if (sync_ == SyncPolicy::kAlways) {
     bool durable = co_await log_.WaitDurable(seq);
     if (!durable) co_return Failure(log_.error());

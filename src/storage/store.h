@@ -212,6 +212,13 @@ class Store {
   void NoteWrite() { ++stats_.dirty; }
   // WATCH: set only while some client watches a key of this shard, so a write pays one branch.
   void set_key_observer(KeyObserver* o) { key_observer_ = o; }
+  // Told, synchronously inside the write, of every value a write leaves at a key (not deletions,
+  // not relocations): blocked clients are served from it (commands/list_wait.h).
+  using WriteHook = void (*)(void* arg, std::string_view key, ValueType type);
+  void set_write_hook(WriteHook hook, void* arg) {
+    write_hook_ = hook;
+    write_hook_arg_ = arg;
+  }
   KeyObserver* key_observer() const { return key_observer_; }
 
  private:
@@ -271,6 +278,8 @@ class Store {
   bool defrag_paused_ = false;
   int64_t cache_mb_applied_ = -1;
   KeyObserver* key_observer_ = nullptr;
+  WriteHook write_hook_ = nullptr;
+  void* write_hook_arg_ = nullptr;
 };
 
 }  // namespace lavik

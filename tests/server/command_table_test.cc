@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "commands/families.h"
+#include "commands/key_copy.h"
 #include "server/list_blocking.h"
+#include "server/object_command.h"
+#include "server/reset_command.h"
 #include "server/transaction.h"
 
 namespace lavik {
@@ -58,7 +61,8 @@ TEST_F(CommandTableTest, HoldsEveryFamily) {
                     AclCommands().size() + PubSubCommands().size() + HashCommands().size() +
                     SetCommands().size() + ListCommands().size() + ListBlockingCommands().size() +
                     TransactionCommands().size() + ZSetSingleKeyCommands().size() +
-                    ZSetMultiKeyCommands().size();
+                    ZSetMultiKeyCommands().size() + ZSetBlockingCommands().size() +
+                    ResetCommands().size() + ObjectCommands().size() + CopyCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
@@ -151,8 +155,9 @@ TEST_F(CommandTableTest, KeyPositionsAreConsistent) {
       // Keyless, unless its keys come from a numkeys argument (SINTERCARD, LMPOP, ZUNION...:
       // Redis reports "0 0 0" with movablekeys too).
       if (spec->flags & kCmdMovableKeys) {
-        const std::set<std::string_view> numkeys = {"sintercard", "lmpop", "blmpop",     "zunion",
-                                                    "zinter",     "zdiff", "zintercard", "zmpop"};
+        const std::set<std::string_view> numkeys = {"sintercard", "lmpop",  "blmpop",
+                                                    "zunion",     "zinter", "zdiff",
+                                                    "zintercard", "zmpop",  "bzmpop"};
         EXPECT_TRUE(numkeys.count(spec->name)) << spec->name;
       }
       continue;
@@ -232,7 +237,7 @@ TEST_F(CommandTableTest, OnlyContainersHaveSubcommands) {
     }
   }
   EXPECT_EQ(containers, (std::set<std::string_view>{"acl", "client", "config", "command", "latency",
-                                                    "pubsub", "slowlog"}));
+                                                    "object", "pubsub", "slowlog"}));
 }
 
 TEST_F(CommandTableTest, EverySpecWithoutSubcommandsHasAHandler) {
