@@ -3,6 +3,7 @@ argument errors and their order, WRONGTYPE, timeouts, no blocking inside MULTI, 
 every kind of write that leaves a sorted set at the key (ZADD, ZINCRBY, ZUNIONSTORE, RENAME,
 a transaction), first blocked first served, across 1, 2 and 4 worker threads."""
 
+import threading
 import time
 
 import pytest
@@ -210,3 +211,56 @@ def test_handed_off_before_a_later_pop(bserver):
     assert c.reply() == 1
     assert c.reply() == []
     assert w.reply() == [b"hz", b"only", b"1"]
+
+
+def test_acl_checks_every_key(r, server):
+    r.execute_command("ACL", "SETUSER", "zlister", "on", "nopass", "~open*", "+@all")
+    try:
+        c = server.client()
+        c.execute_command("AUTH", "zlister", "x")
+        r.zadd("open1", {"v": 1})
+        for cmd in (("BZMPOP", 0, 2, "open1", "secret", "MIN"),
+                    ("BZPOPMIN", "open1", "secret", 0)):
+            with pytest.raises(redis.exceptions.NoPermissionError) as e:
+                c.execute_command(*cmd)
+            assert "no permissions to access one of the keys" in err(e)
+        assert c.execute_command("BZMPOP", 0, 1, "open1", "MIN") == ["open1", [["v", "1"]]]
+        c.close()
+    finally:
+        r.execute_command("ACL", "DELUSER", "zlister")
+
+
+def test_concurrent_consumers_lose_and_duplicate_nothing(bserver):
+    keys = spread_keys(4, "zq")
+    n_items = 200
+    got, lock, done = [], threading.Lock(), threading.Event()
+
+    def consume(i):
+        c = bserver.client()
+        while True:
+            if i % 2:
+                r = c.bzpopmin(keys, 0.2)
+                items = [r[1]] if r else []
+            else:
+                r = c.execute_command("BZMPOP", 0.2, len(keys), *keys, "MAX", "COUNT", 3)
+                items = [m for m, _ in r[1]] if r else []
+            with lock:
+                got.extend(items)
+            if not items and done.is_set():
+                return
+
+    def produce(j):
+        c = bserver.client()
+        for n in range(n_items):
+            c.zadd(keys[n % len(keys)], {f"{j}:{n}": n})
+
+    consumers = [threading.Thread(target=consume, args=(i,)) for i in range(6)]
+    producers = [threading.Thread(target=produce, args=(j,)) for j in range(3)]
+    for t in consumers + producers:
+        t.start()
+    for t in producers:
+        t.join()
+    done.set()
+    for t in consumers:
+        t.join()
+    assert sorted(got) == sorted(f"{j}:{n}" for j in range(3) for n in range(n_items))
