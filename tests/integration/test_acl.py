@@ -4,7 +4,6 @@ Every test here encodes Redis 7.0's behaviour and passes against redis-server to
 (LAVIK_TEST_TARGET=redis). Tests on the shared server delete the users they create.
 """
 
-import os
 
 import pytest
 import redis
