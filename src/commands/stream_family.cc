@@ -1,0 +1,329 @@
+// Stream commands on one key without consumer groups: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM,
+// XSETID. A stream is one record (storage/stream_record.h, doc/collections.md) rewritten by every
+// write; unlike the other collections an empty stream stays (Redis keeps it). XADD wakes the
+// clients blocked in XREAD/XREADGROUP on the key (commands/stream_wait.h).
+#include <string>
+#include <vector>
+
+#include "base/ascii.h"
+#include "base/clock.h"
+#include "base/numbers.h"
+#include "commands/families.h"
+#include "commands/shards.h"
+#include "commands/stream_access.h"
+#include "commands/stream_wait.h"
+
+namespace lavik {
+namespace {
+
+// XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [...]
+Task XAdd(Context& ctx) {
+  TrimArgs a;
+  if (!ParseTrimArgsOrReply(ctx, true, &a)) co_return;
+  const size_t field_pos = a.id_pos + 1;
+  if (ctx.args.size() <= field_pos || (ctx.args.size() - field_pos) % 2 == 1) {
+    ctx.reply->Error(WrongArityError(ctx.spec->name));
+    co_return;
+  }
+  if (a.id_given && a.seq_given && a.id.IsZero()) {
+    ctx.reply->Error("ERR The ID specified in XADD must be greater than 0-0");
+    co_return;
+  }
+  std::string_view failure;
+  bool missing = false;
+  StreamId added;
+  std::string body;
+  std::vector<std::string_view> master;
+  std::string error;
+  const std::string_view* fv = ctx.args.data() + field_pos;
+  const size_t fv_count = ctx.args.size() - field_pos;
+  bool ok = co_await RewriteStream(
+      *ctx.store, ctx.args[1], ctx.now_ms,
+      [&](Stream* s, bool exists) {
+        failure = {};
+        missing = !exists && a.nomkstream;
+        if (missing) return Rewrite::kUnchanged;
+        if (s->last_id == kMaxStreamId) {
+          failure = "ERR The stream has exhausted the last possible ID, unable to add more items";
+          return Rewrite::kUnchanged;
+        }
+        StreamId id;
+        if (!a.id_given) {
+          const auto now = static_cast<uint64_t>(NowMs());
+          if (now > s->last_id.ms) {
+            id = {now, 0};
+          } else {
+            s->last_id.Incr(&id);
+          }
+        } else if (a.seq_given) {
+          id = a.id;
+        } else if (a.id.ms == s->last_id.ms) {
+          if (s->last_id.seq == UINT64_MAX) {
+            failure =
+                "ERR The ID specified in XADD is equal or smaller than the target stream top "
+                "item";
+            return Rewrite::kUnchanged;
+          }
+          id = {a.id.ms, s->last_id.seq + 1};
+        } else {
+          id = {a.id.ms, 0};
+        }
+        if (id <= s->last_id) {
+          failure =
+              "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+          return Rewrite::kUnchanged;
+        }
+        if (s->entries.empty() && s->master_fields.empty()) {
+          // The first entry's field names become the master fields (stored once).
+          master.clear();
+          for (size_t i = 0; i < fv_count; i += 2) master.push_back(fv[i]);
+          s->master_fields = master;
+        }
+        body = EncodeEntryBody(s->master_fields, fv, fv_count);
+        s->entries.push_back({id, body});
+        s->last_id = id;
+        ++s->entries_added;
+        added = id;
+        TrimStream(s, a);
+        return Rewrite::kWrite;
+      },
+      &error);
+  if (!ok) {
+    ctx.reply->Error(error);
+  } else if (missing) {
+    ctx.reply->Null();
+  } else if (!failure.empty()) {
+    ctx.reply->Error(failure);
+  } else {
+    SignalStreamReady(ctx.shards->local(), ctx.args[1]);
+    ReplyId(*ctx.reply, added);
+  }
+}
+
+Task XLen(Context& ctx) {
+  StreamRead r;
+  std::string error;
+  if (!co_await ReadStream(*ctx.store, ctx.args[1], ctx.now_ms, true, &r, &error)) {
+    ctx.reply->Error(error);
+    co_return;
+  }
+  ctx.reply->Integer(static_cast<int64_t>(r.stream.entries.size()));
+}
+
+// XRANGE key start end [COUNT n] / XREVRANGE key end start [COUNT n]
+Task RangeGeneric(Context& ctx, bool rev) {
+  std::string_view start_arg = rev ? ctx.args[3] : ctx.args[2];
+  std::string_view end_arg = rev ? ctx.args[2] : ctx.args[3];
+  StreamId start, end;
+  bool start_ex, end_ex;
+  if (!ParseIntervalIdOrReply(ctx, start_arg, 0, &start, &start_ex)) co_return;
+  if (start_ex && !start.Incr(&start)) {
+    ctx.reply->Error("ERR invalid start ID for the interval");
+    co_return;
+  }
+  if (!ParseIntervalIdOrReply(ctx, end_arg, UINT64_MAX, &end, &end_ex)) co_return;
+  if (end_ex && !end.Decr(&end)) {
+    ctx.reply->Error("ERR invalid end ID for the interval");
+    co_return;
+  }
+  int64_t count = -1;
+  for (size_t j = 4; j < ctx.args.size(); ++j) {
+    if (EqualsNoCase(ctx.args[j], "count") && j + 1 < ctx.args.size()) {
+      if (!ParseInt64(ctx.args[j + 1], &count)) {
+        ctx.reply->Error(kErrNotInteger);
+        co_return;
+      }
+      if (count < 0) count = 0;
+      ++j;
+    } else {
+      ctx.reply->Error(kErrSyntax);
+      co_return;
+    }
+  }
+  StreamRead r;
+  std::string error;
+  if (!co_await ReadStream(*ctx.store, ctx.args[1], ctx.now_ms, true, &r, &error)) {
+    ctx.reply->Error(error);
+    co_return;
+  }
+  if (!r.info.exists) {
+    ctx.reply->Array(0);
+    co_return;
+  }
+  if (count == 0) {
+    ctx.reply->NullArray();
+    co_return;
+  }
+  const Stream& s = r.stream;
+  std::vector<const StreamEntry*> list;
+  if (start <= end) {
+    const size_t lo = s.LowerBound(start), hi = s.UpperBound(end);
+    const auto limit = count < 0 ? SIZE_MAX : static_cast<size_t>(count);
+    if (!rev) {
+      for (size_t i = lo; i < hi && list.size() < limit; ++i) list.push_back(&s.entries[i]);
+    } else {
+      for (size_t i = hi; i > lo && list.size() < limit; --i) list.push_back(&s.entries[i - 1]);
+    }
+  }
+  ReplyEntries(*ctx.reply, s, list);
+}
+
+Task XRange(Context& ctx) { co_await RangeGeneric(ctx, false); }
+Task XRevRange(Context& ctx) { co_await RangeGeneric(ctx, true); }
+
+// XDEL key id [id ...]
+Task XDel(Context& ctx) {
+  const KeyInfo info = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+  if (!info.exists) {
+    ctx.reply->Integer(0);
+    co_return;
+  }
+  if (info.type != ValueType::kStream) {
+    ctx.reply->Error(kErrWrongType);
+    co_return;
+  }
+  std::vector<StreamId> ids(ctx.args.size() - 2);
+  for (size_t j = 2; j < ctx.args.size(); ++j) {
+    if (!ParseStreamIdOrReply(ctx, ctx.args[j], 0, true, &ids[j - 2])) co_return;
+  }
+  int64_t deleted = 0;
+  std::string error;
+  bool ok = co_await RewriteStream(
+      *ctx.store, ctx.args[1], ctx.now_ms,
+      [&](Stream* s, bool) {
+        deleted = 0;
+        for (StreamId id : ids) {
+          const int i = s->Find(id);
+          if (i < 0) continue;
+          s->entries.erase(s->entries.begin() + i);
+          if (id > s->max_deleted_id) s->max_deleted_id = id;
+          ++deleted;
+        }
+        return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
+      },
+      &error);
+  if (!ok) {
+    ctx.reply->Error(error);
+  } else {
+    ctx.reply->Integer(deleted);
+  }
+}
+
+// XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
+Task XTrim(Context& ctx) {
+  TrimArgs a;
+  if (!ParseTrimArgsOrReply(ctx, false, &a)) co_return;
+  if (a.strategy == TrimArgs::Strategy::kNone) {
+    ctx.reply->Error(kErrSyntax);
+    co_return;
+  }
+  int64_t deleted = 0;
+  std::string error;
+  bool ok = co_await RewriteStream(
+      *ctx.store, ctx.args[1], ctx.now_ms,
+      [&](Stream* s, bool exists) {
+        deleted = exists ? TrimStream(s, a) : 0;
+        return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
+      },
+      &error);
+  if (!ok) {
+    ctx.reply->Error(error);
+  } else {
+    ctx.reply->Integer(deleted);
+  }
+}
+
+// XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
+Task XSetId(Context& ctx) {
+  StreamId id, max_deleted;
+  int64_t entries_added = -1;
+  if (!ParseStreamIdOrReply(ctx, ctx.args[2], 0, true, &id)) co_return;
+  for (size_t i = 3; i < ctx.args.size(); i += 2) {
+    const bool more = i + 1 < ctx.args.size();
+    if (EqualsNoCase(ctx.args[i], "entriesadded") && more) {
+      if (!ParseInt64(ctx.args[i + 1], &entries_added)) {
+        ctx.reply->Error(kErrNotInteger);
+        co_return;
+      }
+      if (entries_added < 0) {
+        ctx.reply->Error("ERR entries_added must be positive");
+        co_return;
+      }
+    } else if (EqualsNoCase(ctx.args[i], "maxdeletedid") && more) {
+      if (!ParseStreamIdOrReply(ctx, ctx.args[i + 1], 0, true, &max_deleted)) co_return;
+      if (id < max_deleted) {
+        ctx.reply->Error(
+            "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+        co_return;
+      }
+    } else {
+      ctx.reply->Error(kErrSyntax);
+      co_return;
+    }
+  }
+  std::string_view failure;
+  std::string error;
+  bool ok = co_await RewriteStream(
+      *ctx.store, ctx.args[1], ctx.now_ms,
+      [&](Stream* s, bool exists) {
+        failure = {};
+        if (!exists) {
+          failure = kErrNoSuchKey;
+          return Rewrite::kUnchanged;
+        }
+        if (id < s->max_deleted_id) {
+          failure = "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id";
+          return Rewrite::kUnchanged;
+        }
+        if (!s->entries.empty()) {
+          if (id < s->entries.back().id) {
+            failure = "ERR The ID specified in XSETID is smaller than the target stream top item";
+            return Rewrite::kUnchanged;
+          }
+          if (entries_added != -1 && s->entries.size() > static_cast<uint64_t>(entries_added)) {
+            failure =
+                "ERR The entries_added specified in XSETID is smaller than the target stream "
+                "length";
+            return Rewrite::kUnchanged;
+          }
+        }
+        s->last_id = id;
+        if (entries_added != -1) s->entries_added = static_cast<uint64_t>(entries_added);
+        if (!max_deleted.IsZero()) s->max_deleted_id = max_deleted;
+        return Rewrite::kWrite;
+      },
+      &error);
+  if (!ok) {
+    ctx.reply->Error(error);
+  } else if (!failure.empty()) {
+    ctx.reply->Error(failure);
+  } else {
+    ctx.reply->Ok();
+  }
+}
+
+constexpr uint32_t kW = kCmdWrite | kCmdDenyOom;
+constexpr uint32_t kR = kCmdReadOnly;
+
+const CommandSpec kStreamCommands[] = {
+    {"xadd", -5, kW | kCmdFast, 1, 1, 1, &XAdd, "@write @stream @fast", "stream",
+     "Appends a new message to a stream. Creates the key if it doesn't exist.", "5.0.0"},
+    {"xlen", 2, kR | kCmdFast, 1, 1, 1, &XLen, "@read @stream @fast", "stream",
+     "Return the number of messages in a stream.", "5.0.0"},
+    {"xrange", -4, kR, 1, 1, 1, &XRange, "@read @stream @slow", "stream",
+     "Returns the messages from a stream within a range of IDs.", "5.0.0"},
+    {"xrevrange", -4, kR, 1, 1, 1, &XRevRange, "@read @stream @slow", "stream",
+     "Returns the messages from a stream within a range of IDs in reverse order.", "5.0.0"},
+    {"xdel", -3, kCmdWrite | kCmdFast, 1, 1, 1, &XDel, "@write @stream @fast", "stream",
+     "Returns the number of messages after removing them from a stream.", "5.0.0"},
+    {"xtrim", -4, kCmdWrite, 1, 1, 1, &XTrim, "@write @stream @slow", "stream",
+     "Deletes messages from the beginning of a stream.", "5.0.0"},
+    {"xsetid", -3, kW, 1, 1, 1, &XSetId, "@write @stream @fast", "stream",
+     "An internal command for replicating stream values.", "5.0.0"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> StreamCommands() { return kStreamCommands; }
+
+}  // namespace lavik
