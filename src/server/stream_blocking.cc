@@ -66,9 +66,10 @@ bool ParseReadArgsOrReply(Context& ctx, bool group_mode, ReadArgs* a) {
       streams_at = i + 1;
       const size_t n = args.size() - streams_at;
       if (n % 2 != 0) {
-        ctx.reply->Error(std::string("ERR Unbalanced '") + std::string(ctx.spec->name) +
-                         "' list of streams: for each stream key an ID or '" +
-                         (group_mode ? ">" : "$") + "' must be specified.");
+        // Redis 7.0 names XREAD and '$' whichever of the two commands ran.
+        ctx.reply->Error(
+            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
+            "specified.");
         return false;
       }
       break;
