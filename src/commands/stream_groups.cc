@@ -73,6 +73,13 @@ Task XGroupGeneric(Context& ctx) {
       *ctx.store, key, ctx.now_ms,
       [&](Stream* s, bool exists) {
         failure.clear();
+        if (!exists && !mkstream) {
+          // Every subcommand but CREATE ... MKSTREAM needs the key.
+          failure =
+              "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you "
+              "may want to use the MKSTREAM option to create an empty stream automatically.";
+          return Rewrite::kUnchanged;
+        }
         StreamGroup* g = exists ? s->FindGroup(group) : nullptr;
         if (g == nullptr && !create && !EqualsNoCase(sub, "destroy")) {
           failure = "NOGROUP No such consumer group '" + std::string(group) + "' for key name '" +
@@ -80,12 +87,6 @@ Task XGroupGeneric(Context& ctx) {
           return Rewrite::kUnchanged;
         }
         if (create) {
-          if (!exists && !mkstream) {
-            failure =
-                "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you "
-                "may want to use the MKSTREAM option to create an empty stream automatically.";
-            return Rewrite::kUnchanged;
-          }
           StreamId id;
           if (args[4] == "$") {
             id = s->last_id;

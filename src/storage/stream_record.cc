@@ -211,7 +211,7 @@ std::string EncodeEntryBody(const std::vector<std::string_view>& master, const s
   bool same = n == master.size();
   for (size_t i = 0; same && i < n; ++i) same = fv[2 * i] == master[i];
   std::string out;
-  PutVarint(&out, (uint64_t{same ? n : fv_count / 2} << 1) | (same ? 1 : 0));
+  PutVarint(&out, (uint64_t{n} << 1) | (same ? 1 : 0));
   for (size_t i = 0; i < n; ++i) {
     if (!same) PutString(&out, fv[2 * i]);
     PutString(&out, fv[2 * i + 1]);

@@ -265,6 +265,12 @@ def test_xgroup_subcommands_and_errors(r):
          "The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to "
          "use the MKSTREAM option to create an empty stream automatically."),
         (("XGROUP", "SETID", "s", "nog", "$"), "NOGROUP No such consumer group 'nog' for key name 's'"),
+        (("XGROUP", "DESTROY", "nokey", "g"),
+         "The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to "
+         "use the MKSTREAM option to create an empty stream automatically."),
+        (("XGROUP", "DELCONSUMER", "nokey", "g", "c"),
+         "The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to "
+         "use the MKSTREAM option to create an empty stream automatically."),
         (("XGROUP", "CREATECONSUMER", "s", "nog", "c"),
          "NOGROUP No such consumer group 'nog' for key name 's'"),
         (("XGROUP", "CREATE", "s", "g3", "0", "ENTRIESREAD", "-2"),
