@@ -704,3 +704,22 @@ def test_streams_and_groups_survive_restart(spawn_server, tmp_path):
     assert c2.execute_command("XPENDING", "s", "g")["pending"] == 2
     assert c2.type("empty") == "stream" and c2.xlen("empty") == 0
     assert 0 < c2.ttl("s") <= 1000
+
+
+def test_acl_key_patterns_cover_xread_keys(server, raw):
+    admin = raw()
+    admin.cmd("XADD", "ok", "1-0", "f", "v")
+    admin.cmd("XADD", "secret", "1-0", "f", "v")
+    admin.cmd("XGROUP", "CREATE", "ok", "g", "0")
+    assert admin.cmd("ACL", "SETUSER", "streamer", "on", ">pw", "+@all", "~ok*") == "OK"
+    try:
+        c = raw()
+        assert c.cmd("AUTH", "streamer", "pw") == "OK"
+        assert c.cmd("XREAD", "COUNT", "1", "STREAMS", "ok", "0") == [
+            [b"ok", [[b"1-0", [b"f", b"v"]]]]]
+        noperm = "NOPERM this user has no permissions to access one of the keys used as arguments"
+        assert c.cmd("XREAD", "STREAMS", "ok", "secret", "0", "0").text == noperm
+        assert c.cmd("XREADGROUP", "GROUP", "g", "c", "STREAMS", "secret", ">").text == noperm
+        assert c.cmd("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ok", ">")[0][0] == b"ok"
+    finally:
+        admin.cmd("ACL", "DELUSER", "streamer")
