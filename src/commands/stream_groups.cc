@@ -9,7 +9,9 @@
 #include "base/ascii.h"
 #include "base/numbers.h"
 #include "commands/families.h"
+#include "commands/shards.h"
 #include "commands/stream_access.h"
+#include "commands/stream_wait.h"
 
 namespace lavik {
 namespace {
@@ -144,6 +146,8 @@ Task XGroupGeneric(Context& ctx) {
   } else if (create || setid) {
     ctx.reply->Ok();
   } else {
+    // Readers blocked on a destroyed group wake up to fail (Redis unblocks them with NOGROUP).
+    if (EqualsNoCase(sub, "destroy") && result == 1) SignalStreamReady(ctx.shards->local(), key);
     ctx.reply->Integer(result);
   }
 }

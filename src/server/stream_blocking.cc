@@ -158,10 +158,20 @@ struct KeyOutcome {
 };
 
 // Pass 1 on the key's worker: type and group checks, "$" resolution.
-Task CheckKey(Store& st, Context& ctx, const ReadArgs& a, size_t i, KeyWant* want,
+// `woken`: a blocked XREADGROUP retrying, which Redis fails with its own texts when the stream
+// or the group went away meanwhile.
+Task CheckKey(Store& st, Context& ctx, const ReadArgs& a, size_t i, bool woken, KeyWant* want,
               KeyOutcome* out) {
   StreamRead r;
   if (!co_await ReadStream(st, a.keys[i], ctx.now_ms, true, &r, &out->error)) co_return;
+  if (a.group_mode && woken && !r.info.exists) {
+    out->error = "UNBLOCKED the stream key no longer exists";
+    co_return;
+  }
+  if (a.group_mode && woken && r.stream.FindGroup(a.group) == nullptr) {
+    out->error = "NOGROUP the consumer group this client was blocked on no longer exists";
+    co_return;
+  }
   if (a.group_mode && (!r.info.exists || r.stream.FindGroup(a.group) == nullptr)) {
     out->error = "NOGROUP No such key '" + std::string(a.keys[i]) + "' or consumer group '" +
                  std::string(a.group) + "' in XREADGROUP with GROUP option";
@@ -296,6 +306,7 @@ Task ReadCommand(Context& ctx, bool group_mode) {
   std::vector<KeyWant> wants;
   if (!ParseWantsOrReply(ctx, a, &wants)) co_return;
   const int64_t deadline = a.block > 0 ? NowMs() + a.block : 0;
+  bool woken = false;
   while (true) {
     KeyPlan plan(ctx, a.keys);
     std::vector<KeyOutcome> outs(a.keys.size());
@@ -303,7 +314,7 @@ Task ReadCommand(Context& ctx, bool group_mode) {
     std::string error;
     for (size_t i = 0; i < a.keys.size() && error.empty(); ++i) {
       co_await plan.Run(plan.shard_of(i), [&, i](Store& st) -> Task {
-        co_await CheckKey(st, ctx, a, i, &wants[i], &outs[i]);
+        co_await CheckKey(st, ctx, a, i, woken, &wants[i], &outs[i]);
       });
       error = outs[i].error;
     }
@@ -362,6 +373,7 @@ Task ReadCommand(Context& ctx, bool group_mode) {
       co_return;
     }
     ctx.now_ms = NowMs();  // the retry delivers at its own time
+    woken = true;
   }
 }
 

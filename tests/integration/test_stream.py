@@ -723,3 +723,15 @@ def test_acl_key_patterns_cover_xread_keys(server, raw):
         assert c.cmd("XREADGROUP", "GROUP", "g", "c", "STREAMS", "ok", ">")[0][0] == b"ok"
     finally:
         admin.cmd("ACL", "DELUSER", "streamer")
+
+
+def test_blocked_xreadgroup_fails_when_its_group_is_destroyed(bserver):
+    c = bserver.client()
+    key = spread_keys(2, "gd")[1]
+    c.execute_command("XGROUP", "CREATE", key, "g", "$", "MKSTREAM")
+    b = bserver.raw()
+    b.send_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", key, ">")
+    time.sleep(0.1)
+    assert c.execute_command("XGROUP", "DESTROY", key, "g") == 1
+    assert b.reply().text == (
+        "NOGROUP the consumer group this client was blocked on no longer exists")
