@@ -140,12 +140,9 @@ bool ParseWantsOrReply(Context& ctx, const ReadArgs& a, std::vector<KeyWant>* wa
       }
       w.new_only = true;
     } else if (!ParseStreamId(arg, 0, true, &w.after)) {
-      // Redis checks every key's type and group before parsing that key's id; ids are
-      // checked again in that order by CheckKey, so report this one only if the keys pass.
-      w.after = kMaxStreamId;
-      w.dollar = false;
-      w.new_only = false;
-      return true;
+      // Redis checks a key's type and group before parsing its id: CheckKey reports a bad id
+      // in that order, so nothing is reported here.
+      w = KeyWant{};
     }
   }
   return true;
