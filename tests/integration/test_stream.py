@@ -684,8 +684,10 @@ def test_large_stream(r):
 
 
 @pytest.mark.lavik_only
-def test_streams_and_groups_survive_restart(spawn_server, tmp_path):
-    s = spawn_server(threads=2, workdir=tmp_path)
+@pytest.mark.parametrize("checkpoint", [False, True], ids=["replay", "checkpoint"])
+def test_streams_and_groups_survive_restart(spawn_server, tmp_path, checkpoint):
+    extra = ["--shutdown-checkpoint"] if checkpoint else []
+    s = spawn_server(threads=2, workdir=tmp_path, extra_args=extra)
     c = s.client()
     for i in range(1, 101):
         c.xadd("s", {"f": str(i)}, id=f"{i}-0")
@@ -697,7 +699,7 @@ def test_streams_and_groups_survive_restart(spawn_server, tmp_path):
     c.expire("s", 1000)
     before = c.execute_command("XINFO", "STREAM", "s", "FULL")
     assert s.terminate() == 0
-    s2 = spawn_server(threads=2, workdir=tmp_path)
+    s2 = spawn_server(threads=2, workdir=tmp_path, extra_args=extra)
     c2 = s2.client()
     assert c2.xlen("s") == 99
     assert c2.execute_command("XINFO", "STREAM", "s", "FULL") == before
