@@ -16,6 +16,112 @@
 namespace lavik {
 namespace {
 
+constexpr std::string_view kErrXAddTooSmall =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+constexpr std::string_view kErrCorrupt =
+    "ERR data corruption: the stream record of this key does not decode";
+
+// The id XADD gives its entry in a stream whose last id is `last` ("" on success, else the
+// error): "*" is the clock (or last + 1 if the clock is behind), "ms-*" the next seq in ms.
+std::string_view NextXAddId(const TrimArgs& a, StreamId last, StreamId* id) {
+  if (last == kMaxStreamId) {
+    return "ERR The stream has exhausted the last possible ID, unable to add more items";
+  }
+  if (!a.id_given) {
+    const auto now = static_cast<uint64_t>(NowMs());
+    if (now > last.ms) {
+      *id = {now, 0};
+    } else {
+      last.Incr(id);
+    }
+  } else if (a.seq_given) {
+    *id = a.id;
+  } else if (a.id.ms == last.ms) {
+    if (last.seq == UINT64_MAX) return kErrXAddTooSmall;
+    *id = {a.id.ms, last.seq + 1};
+  } else {
+    *id = {a.id.ms, 0};
+  }
+  return *id <= last ? kErrXAddTooSmall : std::string_view();
+}
+
+// Whether XADD's MAXLEN leaves a stream of `length` entries (the new one included) as it is.
+bool MaxLenKeepsAll(const TrimArgs& a, uint64_t length) {
+  if (a.strategy == TrimArgs::Strategy::kNone) return true;
+  if (a.strategy != TrimArgs::Strategy::kMaxLen) return false;
+  const auto maxlen = static_cast<uint64_t>(a.maxlen);
+  if (length <= maxlen) return true;
+  // "~" removes whole nodes only (TrimStream), and no more than LIMIT allows.
+  return a.approx && (length - maxlen < 100 || (a.limit > 0 && a.limit < 100));
+}
+
+// XADD that trims nothing: appends to the record's bytes without decoding its entries
+// (AppendStreamEntry), the common case and the one a long stream makes expensive. Sets
+// *decode (and replies nothing) when the MAXLEN given would trim: XAdd then decodes.
+Task XAddAppend(Context& ctx, const TrimArgs& a, size_t field_pos, bool* decode) {
+  Store& st = *ctx.store;
+  const std::string_view key = ctx.args[1];
+  const std::string_view* fv = ctx.args.data() + field_pos;
+  const size_t fv_count = ctx.args.size() - field_pos;
+  std::string out;
+  StreamId id;
+  while (true) {
+    const KeyInfo info = st.Lookup(key, ctx.now_ms);
+    std::string empty;
+    std::string_view bytes;
+    ReadResult r;
+    if (info.exists) {
+      if (info.type != ValueType::kStream) {
+        ctx.reply->Error(kErrWrongType);
+        co_return;
+      }
+      r = co_await st.ReadValue(key, info);
+      if (r.status == ReadResult::Status::kError) {
+        ctx.reply->Error(r.error);
+        co_return;
+      }
+      if (!r.ok()) continue;  // gone while we read: look again
+      bytes = r.value;        // valid until the next call on the Store (the WriteIf below)
+    } else {
+      if (a.nomkstream) {
+        ctx.reply->Null();
+        co_return;
+      }
+      empty = EncodeStream(Stream());
+      bytes = empty;
+    }
+    uint32_t length;
+    StreamId last;
+    if (!DecodeStreamHeader(bytes, &length, &last)) {
+      ctx.reply->Error(kErrCorrupt);
+      co_return;
+    }
+    if (!MaxLenKeepsAll(a, uint64_t{length} + 1)) {
+      *decode = true;
+      co_return;
+    }
+    const std::string_view failure = NextXAddId(a, last, &id);
+    if (!failure.empty()) {
+      ctx.reply->Error(failure);
+      co_return;
+    }
+    if (!AppendStreamEntry(bytes, id, fv, fv_count, &out)) {
+      ctx.reply->Error(kErrCorrupt);
+      co_return;
+    }
+    bool applied = false;
+    WriteResult w = co_await st.WriteIf(key, info.exists ? info.loc : 0, ValueType::kStream, out,
+                                        info.expire_ms, &applied);
+    if (!w.ok()) {
+      ctx.reply->Error(w.error);
+      co_return;
+    }
+    if (applied) break;
+  }
+  SignalStreamReady(ctx.shards->local(), key);
+  ReplyId(*ctx.reply, id);
+}
+
 // XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [...]
 Task XAdd(Context& ctx) {
   TrimArgs a;
@@ -29,6 +135,12 @@ Task XAdd(Context& ctx) {
     ctx.reply->Error("ERR The ID specified in XADD must be greater than 0-0");
     co_return;
   }
+  if (a.strategy != TrimArgs::Strategy::kMinId) {
+    bool decode = false;
+    co_await XAddAppend(ctx, a, field_pos, &decode);
+    if (!decode) co_return;
+  }
+  // With trimming: decode, append, trim, encode.
   std::string_view failure;
   bool missing = false;
   StreamId added;
@@ -40,39 +152,10 @@ Task XAdd(Context& ctx) {
   bool ok = co_await RewriteStream(
       *ctx.store, ctx.args[1], ctx.now_ms,
       [&](Stream* s, bool exists) {
-        failure = {};
         missing = !exists && a.nomkstream;
         if (missing) return Rewrite::kUnchanged;
-        if (s->last_id == kMaxStreamId) {
-          failure = "ERR The stream has exhausted the last possible ID, unable to add more items";
-          return Rewrite::kUnchanged;
-        }
-        StreamId id;
-        if (!a.id_given) {
-          const auto now = static_cast<uint64_t>(NowMs());
-          if (now > s->last_id.ms) {
-            id = {now, 0};
-          } else {
-            s->last_id.Incr(&id);
-          }
-        } else if (a.seq_given) {
-          id = a.id;
-        } else if (a.id.ms == s->last_id.ms) {
-          if (s->last_id.seq == UINT64_MAX) {
-            failure =
-                "ERR The ID specified in XADD is equal or smaller than the target stream top "
-                "item";
-            return Rewrite::kUnchanged;
-          }
-          id = {a.id.ms, s->last_id.seq + 1};
-        } else {
-          id = {a.id.ms, 0};
-        }
-        if (id <= s->last_id) {
-          failure =
-              "ERR The ID specified in XADD is equal or smaller than the target stream top item";
-          return Rewrite::kUnchanged;
-        }
+        failure = NextXAddId(a, s->last_id, &added);
+        if (!failure.empty()) return Rewrite::kUnchanged;
         if (s->entries.empty() && s->master_fields.empty()) {
           // The first entry's field names become the master fields (stored once).
           master.clear();
@@ -80,10 +163,9 @@ Task XAdd(Context& ctx) {
           s->master_fields = master;
         }
         body = EncodeEntryBody(s->master_fields, fv, fv_count);
-        s->entries.push_back({id, body});
-        s->last_id = id;
+        s->entries.push_back({added, body});
+        s->last_id = added;
         ++s->entries_added;
-        added = id;
         TrimStream(s, a);
         return Rewrite::kWrite;
       },
@@ -117,7 +199,7 @@ Task XLen(Context& ctx) {
   if (r.status == ReadResult::Status::kError) {
     ctx.reply->Error(r.error);
   } else if (r.ok() && !DecodeStreamHeader(r.value, &length, &last)) {
-    ctx.reply->Error("ERR data corruption: the stream record of this key does not decode");
+    ctx.reply->Error(kErrCorrupt);
   } else {
     ctx.reply->Integer(length);
   }

@@ -3,7 +3,7 @@
 //
 //   u8 version (1) | u8 kind ('X') | u16 zero | u32 entry count
 //   last id (u64 ms, u64 seq) | u64 entries_added | max deleted id (u64 ms, u64 seq)
-//   u32 byte length of the entry area
+//   u64 ms of the last entry (0: none) | u32 byte length of the entry area
 //   entry area:   varint master field count, master fields (varint length, bytes),
 //                 then per entry: varint ms delta from the previous entry (the first: from 0),
 //                 varint seq, varint body length, body
@@ -120,5 +120,11 @@ bool DecodeStream(std::string_view encoded, Stream* out);
 // Only the header: entry count, last id and the like, without walking the entries.
 bool DecodeStreamHeader(std::string_view encoded, uint32_t* length, StreamId* last_id);
 std::string EncodeStream(const Stream& s);
+// XADD's fast path: `encoded` (a valid stream, or EncodeStream of an empty one) with an entry
+// appended and the last id, entries_added and the tail moved to it — without decoding the
+// entries: the header is rewritten and the entry area and groups are copied as bytes. `id` must
+// be greater than every entry's id. False if `encoded` is damaged.
+bool AppendStreamEntry(std::string_view encoded, StreamId id, const std::string_view* fv,
+                       size_t fv_count, std::string* out);
 
 }  // namespace lavik

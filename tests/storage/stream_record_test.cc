@@ -110,6 +110,44 @@ TEST(StreamRecordTest, RejectsDamagedEncodings) {
   EXPECT_FALSE(DecodeStream(bad, &out));
 }
 
+TEST(StreamRecordTest, AppendMatchesDecodeAndEncode) {
+  Sample in;
+  const std::string enc = EncodeStream(in.s);
+  const std::string_view same[] = {"f", "3", "g", "y"};
+  const std::string_view other[] = {"z", "1"};
+  std::string appended, twice;
+  ASSERT_TRUE(AppendStreamEntry(enc, {9, 2}, same, 4, &appended));
+  ASSERT_TRUE(AppendStreamEntry(appended, {12, 0}, other, 2, &twice));
+  Stream out;
+  ASSERT_TRUE(DecodeStream(twice, &out));
+  ASSERT_EQ(out.entries.size(), 5u);
+  EXPECT_EQ(out.last_id, (StreamId{12, 0}));
+  EXPECT_EQ(out.entries_added, 6u);
+  EXPECT_EQ(out.max_deleted_id, (StreamId{8, 0}));
+  EXPECT_EQ(out.entries[3].id, (StreamId{9, 2}));
+  EXPECT_EQ(Fields(out, 3), (std::vector<std::string_view>{"f", "3", "g", "y"}));
+  EXPECT_EQ(Fields(out, 4), (std::vector<std::string_view>{"z", "1"}));
+  EXPECT_EQ(Fields(out, 0), (std::vector<std::string_view>{"f", "1", "g", "x"}));
+  ASSERT_EQ(out.groups.size(), 1u);
+  EXPECT_EQ(out.groups[0].pending.size(), 2u);
+  // The same bytes as decoding, appending and encoding again.
+  EXPECT_EQ(EncodeStream(out), twice);
+  // An empty stream (never written, or emptied with its master fields kept) takes the entry.
+  std::string first;
+  ASSERT_TRUE(AppendStreamEntry(EncodeStream(Stream()), {5, 0}, other, 2, &first));
+  ASSERT_TRUE(DecodeStream(first, &out));
+  EXPECT_EQ(out.master_fields, (std::vector<std::string_view>{"z"}));
+  EXPECT_EQ(Fields(out, 0), (std::vector<std::string_view>{"z", "1"}));
+  Stream emptied = in.s;
+  emptied.entries.clear();
+  ASSERT_TRUE(AppendStreamEntry(EncodeStream(emptied), {20, 0}, same, 4, &first));
+  ASSERT_TRUE(DecodeStream(first, &out));
+  ASSERT_EQ(out.entries.size(), 1u);
+  EXPECT_EQ(out.entries[0].id, (StreamId{20, 0}));
+  EXPECT_EQ(Fields(out, 0), (std::vector<std::string_view>{"f", "3", "g", "y"}));
+  EXPECT_FALSE(AppendStreamEntry(enc.substr(0, 20), {20, 0}, same, 4, &first));
+}
+
 TEST(StreamRecordTest, SearchAndIds) {
   Sample in;
   EXPECT_EQ(in.s.LowerBound({2, 0}), 1u);
