@@ -737,3 +737,19 @@ def test_blocked_xreadgroup_fails_when_its_group_is_destroyed(bserver):
     assert c.execute_command("XGROUP", "DESTROY", key, "g") == 1
     assert b.reply().text == (
         "NOGROUP the consumer group this client was blocked on no longer exists")
+
+
+def test_blocked_xreadgroup_fails_when_its_stream_is_deleted(bserver):
+    c = bserver.client()
+    key = spread_keys(2, "sd")[1]
+    c.execute_command("XGROUP", "CREATE", key, "g", "$", "MKSTREAM")
+    b = bserver.raw()
+    b.send_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", key, ">")
+    reader = bserver.raw()
+    reader.send_command("XREAD", "BLOCK", "0", "STREAMS", key, "$")
+    time.sleep(0.1)
+    assert c.delete(key) == 1
+    assert b.reply().text == "UNBLOCKED the stream key no longer exists"
+    # A plain XREAD keeps waiting, and gets the entry of the recreated stream.
+    entry_id = c.xadd(key, {"f": "v"})
+    assert reader.reply() == [[key.encode(), [[entry_id.encode(), [b"f", b"v"]]]]]
