@@ -9,33 +9,9 @@ import time
 import pytest
 import redis
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+from conftest import WRONGTYPE, err, spread_keys
+
 BAD_ID = "Invalid stream ID specified as stream command argument"
-
-
-def err(excinfo):
-    return str(excinfo.value)
-
-
-def crc16(data):
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def spread_keys(n, prefix):
-    """n keys in n different slices of the slot range (different workers at any thread count)."""
-    chosen = {}
-    i = 0
-    while len(chosen) < n:
-        key = f"{prefix}:{i}"
-        chosen.setdefault(crc16(key.encode()) % 16384 * n // 16384, key)
-        i += 1
-    return [chosen[b] for b in sorted(chosen)]
 
 
 def x(r, *args):
