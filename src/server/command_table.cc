@@ -7,6 +7,7 @@
 #include "server/list_blocking.h"
 #include "server/object_command.h"
 #include "server/reset_command.h"
+#include "server/stream_blocking.h"
 #include "server/transaction.h"
 
 namespace lavik {
@@ -36,6 +37,10 @@ CommandTable::CommandTable() {
   Add(ZSetSingleKeyCommands());
   Add(ZSetMultiKeyCommands());
   Add(ZSetBlockingCommands());
+  Add(StreamCommands());
+  Add(StreamGroupCommands());
+  Add(StreamInfoCommands());
+  Add(StreamReadCommands());
   Add(ConnectionCommands());
   Add(ResetCommands());
   Add(ObjectCommands());

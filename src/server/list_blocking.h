@@ -9,11 +9,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "commands/command.h"
+#include "commands/list_wait.h"
 #include "commands/multi_shard.h"
 #include "commands/shards.h"
 #include "runtime/worker.h"
@@ -54,5 +56,11 @@ struct BlockingOps {
 // Tries ops.attempt; if nothing was there, blocks until a write serves the command, the
 // timeout passes (nil array) or the client hangs up. Inside MULTI/EXEC it never blocks.
 Task BlockUntilServed(Context& ctx, BlockingOps& ops);
+
+// For other blocking families (XREAD/XREADGROUP): on the client's home worker, puts a waiter
+// under the timer above (deadline, hang-up, shutdown) and counts it in blocked_clients, until
+// it is untracked.
+void TrackBlockedWaiter(std::shared_ptr<ListWaiter> w);
+void UntrackBlockedWaiter(const std::shared_ptr<ListWaiter>& w);
 
 }  // namespace lavik
