@@ -32,11 +32,6 @@ constexpr int kHangupEveryTicks = 10;  // poll blocked sockets for a hang-up eve
 thread_local std::vector<std::shared_ptr<ListWaiter>> blocked;
 std::atomic<uint64_t> blocked_total{0};
 
-void Unblocked(const std::shared_ptr<ListWaiter>& w) {
-  blocked.erase(std::find(blocked.begin(), blocked.end(), w));
-  blocked_total.fetch_sub(1, std::memory_order_relaxed);
-}
-
 // A list pop (BLPOP, BRPOP, BLMPOP) or move (BLMOVE, BRPOPLPUSH) on the engine.
 struct ListBlock {
   bool move = false;
@@ -250,8 +245,7 @@ Task BlockUntilServed(Context& ctx, BlockingOps& ops) {
       sctx.in_exec = true;  // the drain holds the key's shard lock
       co_await ops.serve(sctx, key, served);
     };
-    blocked.push_back(w);
-    blocked_total.fetch_add(1, std::memory_order_relaxed);
+    TrackBlockedWaiter(w);
     const KeyPlan plan(ctx, ops.keys);
     for (size_t i = 0; i < ops.wait_keys; ++i) {
       Shard* s = &ctx.shards->at(plan.shard_of(i));
@@ -260,7 +254,7 @@ Task BlockUntilServed(Context& ctx, BlockingOps& ops) {
       co_await ShardHop(s->worker, [s, key, &w, front]() { QueueListWaiter(*s, key, w, front); });
     }
     const ListWaiter::Outcome outcome = co_await WaitForList{w.get()};
-    Unblocked(w);
+    UntrackBlockedWaiter(w);
     for (size_t i = 0; i < ops.wait_keys; ++i) {
       Shard* s = &ctx.shards->at(plan.shard_of(i));
       std::string_view key = ops.keys[i];
