@@ -49,9 +49,10 @@ constexpr std::string_view kErrFirstArgOfSub =
 // look at a key's existence or metadata accept any matching pattern.
 constexpr std::string_view kReadWriteCommands[] = {"incr",        "incrby", "decr",   "decrby",
                                                    "incrbyfloat", "getdel", "getset", "getex"};
-constexpr std::string_view kStoreCommands[] = {"sinterstore", "sunionstore", "sdiffstore",
-                                               "zrangestore", "zunionstore", "zinterstore",
-                                               "zdiffstore"};
+// Commands that write one key and only read the others: {name, the written key's argument}.
+constexpr std::pair<std::string_view, int> kOneWrittenKey[] = {
+    {"sinterstore", 1}, {"sunionstore", 1}, {"sdiffstore", 1}, {"zrangestore", 1},
+    {"zunionstore", 1}, {"zinterstore", 1}, {"zdiffstore", 1}, {"copy", 2}};
 constexpr std::string_view kMetadataCommands[] = {"exists",     "type",        "ttl",  "pttl",
                                                   "expiretime", "pexpiretime", "touch"};
 
@@ -170,8 +171,8 @@ Acl::Acl(const CommandTable& table) {
     for (std::string_view n : kMetadataCommands) {
       if (spec->name == n) info.key_access = 0;
     }
-    for (std::string_view n : kStoreCommands) {
-      if (spec->name == n) info.sources_read_only = true;
+    for (const auto& [n, arg] : kOneWrittenKey) {
+      if (spec->name == n) info.written_key = arg;
     }
     int index = static_cast<int>(commands_.size());
     commands_.push_back(std::move(info));
@@ -541,10 +542,10 @@ AclVerdict Acl::Check(const AclUser& user, const CommandSpec& spec,
   if (first <= 0 && !NumkeysKeyRange(spec, args, &first, &last)) return v;  // SINTERCARD...
   if (last >= argc) last = argc - 1;
   const CommandInfo& info = commands_[index];
-  const int dest = first;
   const int step = spec.key_step > 0 ? spec.key_step : 1;
   auto allowed = [&](int i) {
-    const uint8_t need = info.sources_read_only && i != dest ? uint8_t{kAclRead} : info.key_access;
+    const uint8_t need =
+        info.written_key > 0 && i != info.written_key ? uint8_t{kAclRead} : info.key_access;
     for (const AclKeyPattern& p : user.keys) {
       if ((p.access & need) == need && GlobMatch(p.pattern, args[i])) return true;
     }

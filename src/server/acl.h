@@ -125,10 +125,10 @@ class Acl {
     uint32_t categories;  // bit i = Categories()[i]
     uint8_t key_access;   // AclKeyAccess a key argument needs (0: any matching pattern)
     std::vector<int> subs;
-    // The first key is the destination, the others are only read (SINTERSTORE, ZUNIONSTORE,
-    // ZRANGESTORE...): Redis's key specs ask write access of the destination and read of the
-    // sources.
-    bool sources_read_only = false;
+    // > 0: the command writes only the key at this argument and reads the others (SINTERSTORE,
+    // ZUNIONSTORE... write args[1], COPY args[2]), so the others need only read access, as
+    // Redis's key specs say.
+    int written_key = 0;
   };
 
   // Applies one op to `u`; on failure returns the reason (ACLSetUserStringError's texts).

@@ -15,6 +15,7 @@ Fixtures:
   raw                        factory for RawConn (raw RESP socket) to `server`
   spawn_server(...)          a dedicated server owned by one test (stopped after it)
   mr                         redis-py client of a server at 1, 2 and 4 threads (parametrised)
+  mserver                    that server itself (for tests that open several connections)
 
 Helpers for the tests: err, wait_until, crc16, key_slot, worker_of, spread_keys, WRONGTYPE.
 
@@ -562,4 +563,13 @@ def mr(request, server_factory):
     client = server_factory(request.param).client()
     client.flushall()
     yield client
+    client.close()
+
+
+@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
+def mserver(request, server_factory):
+    srv = server_factory(request.param)
+    client = srv.client()
+    client.flushall()
+    yield srv
     client.close()

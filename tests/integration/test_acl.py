@@ -172,8 +172,9 @@ def test_store_commands_need_only_read_access_to_their_sources(server, acl):
     assert c.zinterstore("w:zi", ["r:z1", "w:zu"]) == 2
     assert c.zdiffstore("w:zd", ["r:z1"]) == 2
     assert c.zrangestore("w:zr", "r:z1", 0, 0) == 1
+    assert c.copy("r:s1", "w:copy") is True
     for call in (lambda: c.sinterstore("r:x", "r:s1"), lambda: c.zunionstore("r:x", ["r:z1"]),
-                 lambda: c.zrangestore("r:x", "r:z1", 0, -1),
+                 lambda: c.zrangestore("r:x", "r:z1", 0, -1), lambda: c.copy("w:i", "r:x"),
                  lambda: c.sunionstore("w:x", "r:s1", "other")):
         with pytest.raises(redis.exceptions.NoPermissionError) as e:
             call()

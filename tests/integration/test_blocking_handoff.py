@@ -6,24 +6,15 @@ inside MULTI/EXEC); across 1, 2 and 4 worker threads."""
 
 import time
 
-import pytest
 
-from test_list import spread_keys
-
-
-@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
-def bserver(request, server_factory):
-    srv = server_factory(request.param)
-    client = srv.client()
-    client.flushall()
-    yield srv
-    client.close()
+from conftest import spread_keys
 
 
-def test_push_then_pipelined_pop_goes_to_the_blocked_client(bserver):
+
+def test_push_then_pipelined_pop_goes_to_the_blocked_client(mserver):
     for key in spread_keys(4, "hp"):
-        w = bserver.raw()
-        c = bserver.raw()
+        w = mserver.raw()
+        c = mserver.raw()
         w.send_command("BLPOP", key, "0")
         time.sleep(0.05)
         c.send(b"".join(
@@ -36,10 +27,10 @@ def test_push_then_pipelined_pop_goes_to_the_blocked_client(bserver):
         c.close()
 
 
-def test_third_client_pop_after_the_push_finds_nothing(bserver):
-    pusher, popper = bserver.client(), bserver.client()
+def test_third_client_pop_after_the_push_finds_nothing(mserver):
+    pusher, popper = mserver.client(), mserver.client()
     for key in spread_keys(4, "ht"):
-        first, second = bserver.raw(), bserver.raw()
+        first, second = mserver.raw(), mserver.raw()
         first.send_command("BRPOP", key, "0")
         time.sleep(0.03)
         second.send_command("BLMPOP", "0", "1", key, "LEFT", "COUNT", "2")
@@ -53,11 +44,11 @@ def test_third_client_pop_after_the_push_finds_nothing(bserver):
         second.close()
 
 
-def test_many_pushes_and_interleaved_pops_serve_waiters_in_order(bserver):
-    c = bserver.client()
+def test_many_pushes_and_interleaved_pops_serve_waiters_in_order(mserver):
+    c = mserver.client()
     waiters = []
     for _ in range(5):
-        w = bserver.raw()
+        w = mserver.raw()
         w.send_command("BLPOP", "order", "0")
         time.sleep(0.03)
         waiters.append(w)
@@ -69,9 +60,9 @@ def test_many_pushes_and_interleaved_pops_serve_waiters_in_order(bserver):
         w.close()
 
 
-def test_rename_and_lmove_wake_list_waiters(bserver):
-    c = bserver.client()
-    w = bserver.raw()
+def test_rename_and_lmove_wake_list_waiters(mserver):
+    c = mserver.client()
+    w = mserver.raw()
     c.rpush("{r}src", "x")
     w.send_command("BLPOP", "{r}dst", "0")
     time.sleep(0.05)
@@ -87,9 +78,9 @@ def test_rename_and_lmove_wake_list_waiters(bserver):
     assert w.reply() == [dst.encode(), b"y"]
 
 
-def test_transaction_push_serves_after_exec(bserver):
-    c = bserver.client()
-    w = bserver.raw()
+def test_transaction_push_serves_after_exec(mserver):
+    c = mserver.client()
+    w = mserver.raw()
     w.send_command("BLPOP", "txk", "0")
     time.sleep(0.05)
     # The transaction's own LPOP sees its push; the blocked client keeps waiting.

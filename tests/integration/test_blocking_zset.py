@@ -9,13 +9,9 @@ import time
 import pytest
 import redis
 
-from test_list import spread_keys
-
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+from conftest import WRONGTYPE, err, spread_keys
 
 
-def err(excinfo):
-    return str(excinfo.value)
 
 
 def test_served_at_once_resp2(raw):
@@ -100,21 +96,12 @@ def test_inside_multi_does_not_block(raw):
                                b"*3\r\n$1\r\nk\r\n$1\r\nv\r\n$1\r\n7\r\n")
 
 
-@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
-def bserver(request, server_factory):
-    srv = server_factory(request.param)
-    client = srv.client()
-    client.flushall()
-    yield srv
-    client.close()
-
-
-def test_woken_by_zadd_on_another_worker(bserver):
+def test_woken_by_zadd_on_another_worker(mserver):
     keys = spread_keys(4, "zk")
-    pushers = [bserver.client() for _ in range(4)]
+    pushers = [mserver.client() for _ in range(4)]
     for key in keys:
         for pusher in pushers:
-            b = bserver.raw()
+            b = mserver.raw()
             b.send_command("BZPOPMIN", "nothing", key, "5")
             time.sleep(0.02)
             pusher.zadd(key, {"m": 2.5})
@@ -123,10 +110,10 @@ def test_woken_by_zadd_on_another_worker(bserver):
             b.close()
 
 
-def test_woken_by_other_writes(bserver):
+def test_woken_by_other_writes(mserver):
     a, b_key, dst = spread_keys(3, "zw")
-    c = bserver.client()
-    w = bserver.raw()
+    c = mserver.client()
+    w = mserver.raw()
     # ZINCRBY creates the set.
     w.send_command("BZPOPMAX", dst, "0")
     time.sleep(0.05)
@@ -156,9 +143,9 @@ def test_woken_by_other_writes(bserver):
     assert c.zrange("tx", 0, -1) == ["two"]
 
 
-def test_a_list_does_not_serve_a_zset_waiter(bserver):
-    c = bserver.client()
-    w = bserver.raw()
+def test_a_list_does_not_serve_a_zset_waiter(mserver):
+    c = mserver.client()
+    w = mserver.raw()
     w.send_command("BZPOPMIN", "mixed", "0.3")
     time.sleep(0.05)
     c.rpush("mixed", "x")
@@ -168,9 +155,9 @@ def test_a_list_does_not_serve_a_zset_waiter(bserver):
     assert c.lrange("mixed", 0, -1) == ["x"]
 
 
-def test_fifo_and_count(bserver):
-    c = bserver.client()
-    first, second, third = bserver.raw(), bserver.raw(), bserver.raw()
+def test_fifo_and_count(mserver):
+    c = mserver.client()
+    first, second, third = mserver.raw(), mserver.raw(), mserver.raw()
     first.send_command("BZPOPMIN", "fz", "0")
     time.sleep(0.05)
     second.send_command("BZMPOP", "0", "2", "other", "fz", "MAX", "COUNT", "2")
@@ -184,14 +171,14 @@ def test_fifo_and_count(bserver):
     assert c.exists("fz") == 0
 
 
-def test_disconnected_waiter_loses_nothing(bserver):
-    c = bserver.client()
-    gone = bserver.raw()
+def test_disconnected_waiter_loses_nothing(mserver):
+    c = mserver.client()
+    gone = mserver.raw()
     gone.send_command("BZPOPMIN", "dz", "0")
     time.sleep(0.05)
     gone.close()
     time.sleep(0.3)
-    live = bserver.raw()
+    live = mserver.raw()
     live.send_command("BZPOPMIN", "dz", "0")
     time.sleep(0.05)
     c.zadd("dz", {"v": 1})
@@ -199,11 +186,11 @@ def test_disconnected_waiter_loses_nothing(bserver):
     assert c.exists("dz") == 0
 
 
-def test_handed_off_before_a_later_pop(bserver):
+def test_handed_off_before_a_later_pop(mserver):
     """The ZADD's client pipelines a ZPOPMIN right after it: the blocked client, waiting
     first, gets the member, as in Redis."""
-    c = bserver.raw()
-    w = bserver.raw()
+    c = mserver.raw()
+    w = mserver.raw()
     w.send_command("BZPOPMIN", "hz", "0")
     time.sleep(0.05)
     c.send_command("ZADD", "hz", "1", "only")
@@ -230,13 +217,13 @@ def test_acl_checks_every_key(r, server):
         r.execute_command("ACL", "DELUSER", "zlister")
 
 
-def test_concurrent_consumers_lose_and_duplicate_nothing(bserver):
+def test_concurrent_consumers_lose_and_duplicate_nothing(mserver):
     keys = spread_keys(4, "zq")
     n_items = 200
     got, lock, done = [], threading.Lock(), threading.Event()
 
     def consume(i):
-        c = bserver.client()
+        c = mserver.client()
         while True:
             if i % 2:
                 r = c.bzpopmin(keys, 0.2)
@@ -250,7 +237,7 @@ def test_concurrent_consumers_lose_and_duplicate_nothing(bserver):
                 return
 
     def produce(j):
-        c = bserver.client()
+        c = mserver.client()
         for n in range(n_items):
             c.zadd(keys[n % len(keys)], {f"{j}:{n}": n})
 

@@ -311,22 +311,13 @@ def test_blocking_inside_multi_does_not_block(raw):
                                b"*2\r\n$1\r\nk\r\n$1\r\nv\r\n")
 
 
-@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
-def bserver(request, server_factory):
-    srv = server_factory(request.param)
-    client = srv.client()
-    client.flushall()
-    yield srv
-    client.close()
-
-
-def test_blpop_woken_by_push_on_another_worker(bserver):
+def test_blpop_woken_by_push_on_another_worker(mserver):
     # Connections are spread over the workers, and the keys too: every pairing is covered.
     keys = spread_keys(4, "bk")
-    pushers = [bserver.client() for _ in range(4)]
+    pushers = [mserver.client() for _ in range(4)]
     for key in keys:
         for pusher in pushers:
-            b = bserver.raw()
+            b = mserver.raw()
             b.send_command("BLPOP", "nothing", key, "5")
             time.sleep(0.02)
             pusher.rpush(key, "v")
@@ -335,10 +326,10 @@ def test_blpop_woken_by_push_on_another_worker(bserver):
             b.close()
 
 
-def test_blmove_across_workers_wakes(bserver):
+def test_blmove_across_workers_wakes(mserver):
     src, dst = spread_keys(2, "bm")
-    c = bserver.client()
-    b = bserver.raw()
+    c = mserver.client()
+    b = mserver.raw()
     b.send_command("BLMOVE", src, dst, "LEFT", "RIGHT", "0")
     time.sleep(0.05)
     c.rpush(src, "x", "y")
@@ -346,7 +337,7 @@ def test_blmove_across_workers_wakes(bserver):
     assert c.lrange(src, 0, -1) == ["y"]
     assert c.lrange(dst, 0, -1) == ["x"]
     # A BLMOVE whose destination is another blocked client's key wakes that client.
-    waiter = bserver.raw()
+    waiter = mserver.raw()
     waiter.send_command("BRPOP", "z" + dst, "0")
     b.send_command("BRPOPLPUSH", "q" + src, "z" + dst, "0")
     time.sleep(0.05)
@@ -356,9 +347,9 @@ def test_blmove_across_workers_wakes(bserver):
     assert c.exists("z" + dst) == 0
 
 
-def test_fifo_fairness(bserver):
-    c = bserver.client()
-    first, second = bserver.raw(), bserver.raw()
+def test_fifo_fairness(mserver):
+    c = mserver.client()
+    first, second = mserver.raw(), mserver.raw()
     first.send_command("BLPOP", "fk", "0")
     time.sleep(0.05)
     second.send_command("BLPOP", "fk", "other", "0")
@@ -378,14 +369,14 @@ def test_fifo_fairness(bserver):
     assert second.reply() == [b"gk", [b"1", b"2"]]
 
 
-def test_disconnect_while_blocked(bserver):
-    c = bserver.client()
-    gone = bserver.raw()
+def test_disconnect_while_blocked(mserver):
+    c = mserver.client()
+    gone = mserver.raw()
     gone.send_command("BLPOP", "dk", "0")
     time.sleep(0.05)
     gone.close()
     time.sleep(0.3)
-    live = bserver.raw()
+    live = mserver.raw()
     live.send_command("BLPOP", "dk", "0")
     time.sleep(0.05)
     c.rpush("dk", "v")
@@ -451,13 +442,13 @@ def test_lists_survive_restart(spawn_server, tmp_path, checkpoint):
     assert 0 < c2.ttl("l3") <= 1000
 
 
-def test_concurrent_blocking_consumers_lose_and_duplicate_nothing(bserver):
+def test_concurrent_blocking_consumers_lose_and_duplicate_nothing(mserver):
     keys = spread_keys(4, "cq")
     n_items = 300
     got, lock, done = [], threading.Lock(), threading.Event()
 
     def consume(i):
-        c = bserver.client()
+        c = mserver.client()
         while True:
             if i % 2:
                 r = c.blpop(keys, 0.2)
@@ -471,7 +462,7 @@ def test_concurrent_blocking_consumers_lose_and_duplicate_nothing(bserver):
                 return
 
     def produce(j):
-        c = bserver.client()
+        c = mserver.client()
         for n in range(n_items):
             c.rpush(keys[n % len(keys)], f"{j}:{n}")
 

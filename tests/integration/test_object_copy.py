@@ -7,16 +7,12 @@ import time
 import pytest
 import redis
 
-from test_list import spread_keys
+from conftest import err, spread_keys
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+
 LFU_ERR = ("An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
            "that when switching between policies at runtime LRU and LFU data will take some time "
            "to adjust.")
-
-
-def err(excinfo):
-    return str(excinfo.value)
 
 
 def test_object_encoding_strings(r):
@@ -92,15 +88,6 @@ def test_copy_rules(r):
         with pytest.raises(redis.ResponseError) as e:
             r.execute_command(*args)
         assert err(e) == text, args
-
-
-@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
-def mr(request, server_factory):
-    srv = server_factory(request.param)
-    client = srv.client()
-    client.flushall()
-    yield client
-    client.close()
 
 
 def test_copy_every_type_across_workers(mr):

@@ -540,21 +540,12 @@ def test_blocking_inside_multi_does_not_block(raw):
     assert c.cmd("EXEC") == [None, None]
 
 
-@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
-def bserver(request, server_factory):
-    srv = server_factory(request.param)
-    client = srv.client()
-    client.flushall()
-    yield srv
-    client.close()
-
-
-def test_xread_block_woken_by_xadd_on_another_worker(bserver):
+def test_xread_block_woken_by_xadd_on_another_worker(mserver):
     keys = spread_keys(4, "xs")
-    writers = [bserver.client() for _ in range(3)]
+    writers = [mserver.client() for _ in range(3)]
     for key in keys:
         for writer in writers:
-            b = bserver.raw()
+            b = mserver.raw()
             b.send_command("XREAD", "BLOCK", "5000", "STREAMS", "nothing", key, "$", "$")
             time.sleep(0.03)
             entry_id = writer.xadd(key, {"f": "v"})
@@ -562,9 +553,9 @@ def test_xread_block_woken_by_xadd_on_another_worker(bserver):
             b.close()
 
 
-def test_every_blocked_reader_gets_the_entry(bserver):
-    c = bserver.client()
-    readers = [bserver.raw() for _ in range(4)]
+def test_every_blocked_reader_gets_the_entry(mserver):
+    c = mserver.client()
+    readers = [mserver.raw() for _ in range(4)]
     for b in readers:
         b.send_command("XREAD", "BLOCK", "0", "STREAMS", "fan", "$")
     time.sleep(0.1)
@@ -573,11 +564,11 @@ def test_every_blocked_reader_gets_the_entry(bserver):
         assert b.reply() == [[b"fan", [[entry_id.encode(), [b"n", b"1"]]]]]
 
 
-def test_xreadgroup_block_each_entry_to_one_consumer(bserver):
-    c = bserver.client()
+def test_xreadgroup_block_each_entry_to_one_consumer(mserver):
+    c = mserver.client()
     key = spread_keys(2, "gq")[1]
     c.execute_command("XGROUP", "CREATE", key, "g", "$", "MKSTREAM")
-    readers = [bserver.raw() for _ in range(3)]
+    readers = [mserver.raw() for _ in range(3)]
     for i, b in enumerate(readers):
         b.send_command("XREADGROUP", "GROUP", "g", f"c{i}", "BLOCK", "5000", "COUNT", "1",
                        "STREAMS", key, ">")
@@ -592,13 +583,13 @@ def test_xreadgroup_block_each_entry_to_one_consumer(bserver):
     assert c.execute_command("XPENDING", key, "g")["pending"] == 3
 
 
-def test_block_timeout_and_disconnect(bserver):
-    c = bserver.client()
-    b = bserver.raw()
+def test_block_timeout_and_disconnect(mserver):
+    c = mserver.client()
+    b = mserver.raw()
     start = time.time()
     assert b.cmd("XREAD", "BLOCK", "200", "STREAMS", "tk", "$") is None
     assert 0.15 < time.time() - start < 3
-    gone = bserver.raw()
+    gone = mserver.raw()
     gone.send_command("XREAD", "BLOCK", "0", "STREAMS", "dk", "$")
     time.sleep(0.05)
     assert c.info("clients")["blocked_clients"] == 1
@@ -608,15 +599,15 @@ def test_block_timeout_and_disconnect(bserver):
     c.xadd("dk", {"f": "v"})
 
 
-def test_concurrent_producers_and_group_consumers(bserver):
+def test_concurrent_producers_and_group_consumers(mserver):
     key = "work"
-    c = bserver.client()
+    c = mserver.client()
     c.execute_command("XGROUP", "CREATE", key, "g", "$", "MKSTREAM")
     n_items, got, lock = 200, [], threading.Lock()
     stop = threading.Event()
 
     def consume(name):
-        cl = bserver.client()
+        cl = mserver.client()
         while not stop.is_set():
             reply = cl.execute_command("XREADGROUP", "GROUP", "g", name, "COUNT", "10", "BLOCK",
                                        "100", "STREAMS", key, ">")
@@ -630,7 +621,7 @@ def test_concurrent_producers_and_group_consumers(bserver):
     threads = [threading.Thread(target=consume, args=(f"c{i}",)) for i in range(3)]
     for t in threads:
         t.start()
-    producers = [bserver.client() for _ in range(2)]
+    producers = [mserver.client() for _ in range(2)]
     for i in range(n_items):
         producers[i % 2].xadd(key, {"n": str(i)})
     deadline = time.time() + 10
@@ -703,11 +694,11 @@ def test_acl_key_patterns_cover_xread_keys(server, raw):
         admin.cmd("ACL", "DELUSER", "streamer")
 
 
-def test_blocked_xreadgroup_fails_when_its_group_is_destroyed(bserver):
-    c = bserver.client()
+def test_blocked_xreadgroup_fails_when_its_group_is_destroyed(mserver):
+    c = mserver.client()
     key = spread_keys(2, "gd")[1]
     c.execute_command("XGROUP", "CREATE", key, "g", "$", "MKSTREAM")
-    b = bserver.raw()
+    b = mserver.raw()
     b.send_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", key, ">")
     time.sleep(0.1)
     assert c.execute_command("XGROUP", "DESTROY", key, "g") == 1
@@ -715,13 +706,13 @@ def test_blocked_xreadgroup_fails_when_its_group_is_destroyed(bserver):
         "NOGROUP the consumer group this client was blocked on no longer exists")
 
 
-def test_blocked_xreadgroup_fails_when_its_stream_is_deleted(bserver):
-    c = bserver.client()
+def test_blocked_xreadgroup_fails_when_its_stream_is_deleted(mserver):
+    c = mserver.client()
     key = spread_keys(2, "sd")[1]
     c.execute_command("XGROUP", "CREATE", key, "g", "$", "MKSTREAM")
-    b = bserver.raw()
+    b = mserver.raw()
     b.send_command("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", key, ">")
-    reader = bserver.raw()
+    reader = mserver.raw()
     reader.send_command("XREAD", "BLOCK", "0", "STREAMS", key, "$")
     time.sleep(0.1)
     assert c.delete(key) == 1
