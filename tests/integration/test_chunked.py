@@ -147,6 +147,20 @@ def test_million_member_zset(r):
 
 
 def test_multi_key_set_algebra_over_chunked_sets(r):
+    check_set_algebra(r)
+
+
+def test_multi_key_set_algebra_with_four_workers(spawn_server):
+    s = spawn_server(threads=4)
+    c = s.client()
+    check_set_algebra(c)
+    # Keys on different workers: ZUNIONSTORE reading a chunked set and a chunked sorted set.
+    build_zset(c, "{d}z", 20_000)
+    assert c.zunionstore("{e}out", ["{a}s1", "{d}z"]) == 219_999
+    assert c.zscore("{e}out", "z5") == zscore_of(5) and c.zscore("{e}out", "m7") == 1.0
+
+
+def check_set_algebra(r):
     build_set(r, "{a}s1", 200_000)
     build_set(r, "{b}s2", 200_000, start=150_000)
     assert r.sintercard(2, ["{a}s1", "{b}s2"]) == 50_000
