@@ -30,6 +30,8 @@ struct ReadScope {
     kMembers,  // the chunks holding `members` (point commands; the view holds only those)
     kCount,    // no entries: the root's count (HLEN/SCARD/ZCARD)
     kScan,     // chunks from the one holding `cursor`, about `count` entries (H/S/ZSCAN)
+    kRandom,   // one chunk drawn with probability count/total: a uniform pick inside it is a
+               // uniform pick of the collection (SRANDMEMBER, SPOP, HRANDFIELD, ZRANDMEMBER)
   };
   Kind kind = Kind::kAll;
   std::span<const std::string_view> members;
@@ -43,6 +45,7 @@ struct ReadScope {
   static ReadScope Scan(uint64_t cursor, int64_t count) {
     return ReadScope{Kind::kScan, {}, cursor, count};
   }
+  static ReadScope Random() { return ReadScope{Kind::kRandom, {}, 0, 0}; }
 };
 
 struct CollectionRead {

@@ -60,6 +60,16 @@ TaskOf<ChunkedRead> ReadChunked(Store& st, std::string_view key, bool with_value
       break;
     case ReadScope::Kind::kCount:
       break;
+    case ReadScope::Kind::kRandom: {
+      uint64_t pick = RandomBelow(root.total);
+      size_t i = 0;
+      while (i + 1 < root.chunks.size() && pick >= root.chunks[i].count) {
+        pick -= root.chunks[i].count;
+        ++i;
+      }
+      covered.push_back(i);
+      break;
+    }
     case ReadScope::Kind::kScan: {
       int64_t entries = 0;
       for (size_t i = root.ChunkOf(scope.cursor); i < root.chunks.size(); ++i) {

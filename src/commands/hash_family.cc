@@ -240,7 +240,8 @@ Task HRandField(Context& ctx) {
     }
   }
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
+                                      with_count ? ReadScope() : ReadScope::Random())) {
     co_return;
   }
   const CollectionView& v = h.view;

@@ -102,7 +102,9 @@ Task SRandMember(Context& ctx) {
     }
   }
   CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s)) {
+  // One random member needs one chunk of a chunked set; a count needs them all.
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s,
+                                      with_count ? ReadScope() : ReadScope::Random())) {
     co_return;
   }
   const CollectionView& v = s.view;
@@ -144,7 +146,8 @@ Task SPop(Context& ctx) {
   }
   std::vector<std::string> popped;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kSet, [&](const CollectionView& v, bool, std::string* out) {
+      ctx, kSet,
+      [&](const CollectionView& v, bool, std::string* out) {
         popped.clear();
         if (v.empty() || count == 0) return Rewrite::kUnchanged;
         const auto n = static_cast<uint32_t>(std::min<int64_t>(count, v.size()));
@@ -155,7 +158,8 @@ Task SPop(Context& ctx) {
         }
         *out = ApplyChanges(v, std::move(changes), false);
         return Rewrite::kWrite;
-      });
+      },
+      with_count ? ReadScope() : ReadScope::Random());  // SPOP key: one chunk
   if (!ok) co_return;
   if (!with_count) {
     if (popped.empty()) {

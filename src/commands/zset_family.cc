@@ -407,7 +407,8 @@ Task ZRandMember(Context& ctx) {
     }
   }
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z,
+                                      with_count ? ReadScope() : ReadScope::Random())) {
     co_return;
   }
   const CollectionView& v = z.view;

@@ -183,6 +183,11 @@ void ChunkRegistry::Forget(uint64_t fp, bool sweep) {
   for (uint64_t n : k.numbers) queue_.push_back(Dead{k.slot, k.id, n});
 }
 
+void ChunkRegistry::QueueUnreferenced(const ChunkRoot& root) {
+  if (refs_.count(root.id) != 0) return;
+  for (const ChunkRef& c : root.chunks) queue_.push_back(Dead{root.slot, root.id, c.number});
+}
+
 void ChunkRegistry::Clear() {
   roots_.clear();
   refs_.clear();

@@ -94,6 +94,11 @@ class ChunkRegistry {
   // FLUSHALL: the chunks go with every other record.
   void Clear();
 
+  // A root that died unseen (its record read afterwards): its chunks go to the sweep unless
+  // another key refers to its collection.
+  void QueueUnreferenced(const ChunkRoot& root);
+  bool known(uint64_t fp) const { return roots_.count(fp) != 0; }
+
   size_t pending() const { return queue_.size(); }
   bool referenced(uint64_t id) const { return refs_.count(id) != 0; }
   size_t roots() const { return roots_.size(); }

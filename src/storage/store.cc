@@ -134,6 +134,9 @@ void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
 void Store::ExpireEntry(uint64_t fp, uint64_t l) {
   index_.Erase(fp, nullptr);
   CountInternal(l, 0);
+  if (roots_unknown_ && IsCollectionType(loc::Type(l)) && !chunks_.known(fp)) {
+    expired_collections_.emplace_back(fp, l);  // the record stays: InspectExpired reads it
+  }
   chunks_.KeyDying(fp);
   DropTtl(fp);
   cache_.Erase(fp);
@@ -420,10 +423,43 @@ Task Store::ReleaseLarge(uint32_t first, uint32_t count) {
   file_->AddReclaimed(count * seg_size);
 }
 
+TaskOf<bool> Store::LearnRoot(std::string_view key, uint64_t fp) {
+  uint64_t cur = 0;
+  if (!index_.Get(fp, &cur) || !IsCollectionType(loc::Type(cur)) || chunks_.known(fp)) {
+    co_return true;
+  }
+  ReadResult r = co_await ReadRecord(fp, cur, key);
+  ChunkRoot root;
+  uint64_t now = 0;
+  // Still the record we read (no suspension from here on).
+  if (r.ok() && IsChunkRoot(r.value) && ParseChunkRoot(r.value, &root) && index_.Get(fp, &now) &&
+      now == cur) {
+    chunks_.NoteRead(fp, root);
+  }
+  co_return true;
+}
+
+Task Store::InspectExpired() {
+  while (!expired_collections_.empty()) {
+    std::vector<std::pair<uint64_t, uint64_t>> batch;
+    batch.swap(expired_collections_);
+    for (const auto& [fp, l] : batch) {
+      if (tombstones_.count(l) == 0) continue;  // the marker (and its bytes) is gone already
+      ReadResult r = co_await ReadRecord(fp, l, std::string_view());
+      ChunkRoot root;
+      if (r.ok() && IsChunkRoot(r.value) && ParseChunkRoot(r.value, &root)) {
+        chunks_.QueueUnreferenced(root);
+      }
+    }
+  }
+  inspecting_ = false;
+}
+
 TaskOf<WriteResult> Store::Write(std::string_view key, ValueType type, std::string_view value,
                                  int64_t expire_ms) {
   uint64_t l;
   bool applied;
+  if (roots_unknown_) co_await LearnRoot(key, Index::Fingerprint(key));
   co_return co_await Append(key, Index::Fingerprint(key), type, value, expire_ms, 0, kAnyLoc, &l,
                             &applied);
 }
@@ -439,6 +475,7 @@ TaskOf<WriteResult> Store::Delete(std::string_view key, int64_t now_ms, bool* ex
   KeyInfo info = Lookup(key, now_ms);
   *existed = info.exists;
   if (!info.exists) co_return WriteResult{};
+  if (roots_unknown_) co_await LearnRoot(key, Index::Fingerprint(key));
   auto marker = EncodeTombstone(file_->peek_next_segment_seq());
   uint64_t l;
   bool applied;
@@ -448,6 +485,7 @@ TaskOf<WriteResult> Store::Delete(std::string_view key, int64_t now_ms, bool* ex
 }
 
 TaskOf<WriteResult> Store::DeleteIf(std::string_view key, uint64_t expected, bool* applied) {
+  if (roots_unknown_) co_await LearnRoot(key, Index::Fingerprint(key));
   auto marker = EncodeTombstone(file_->peek_next_segment_seq());
   uint64_t l;
   co_return co_await Append(key, Index::Fingerprint(key), ValueType::kString,
@@ -459,6 +497,7 @@ void Store::Clear() {
   index_.Clear();
   internal_records_ = 0;
   chunks_.Clear();
+  expired_collections_.clear();
   ttl_.clear();
   ttl_keys_.clear();
   cache_.Clear();
@@ -541,6 +580,7 @@ void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms, 
   if (large) large_lens_[l] = len;
   Account(l, len);
   CountInternal(index_.Upsert(fp, l), l);
+  if (IsCollectionType(loc::Type(l))) roots_unknown_ = true;
   if (expire_ms != 0) SetTtl(fp, expire_ms);
 }
 
@@ -574,6 +614,11 @@ bool Store::RandomEntry(uint64_t rnd, uint64_t* fp, uint64_t* loc) const {
 
 void Store::Tick(int64_t now_ms) {
   log_.Tick(now_ms);
+  if (!expired_collections_.empty() && !inspecting_) {
+    inspecting_ = true;
+    Task t = InspectExpired();
+    t.Start(nullptr, nullptr);
+  }
   if (chunks_.pending() > 0 && !chunk_sweep_running_) {
     chunk_sweep_running_ = true;
     Task t = SweepChunks();

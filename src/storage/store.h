@@ -243,6 +243,10 @@ class Store {
   void Install(uint64_t fp, uint64_t loc, int64_t expire_ms);
   void CountInternal(uint64_t old_loc, uint64_t new_loc);
   Task SweepChunks();
+  // After a start from a checkpoint (no values seen), the registry may not know a root yet:
+  // these learn it before a write replaces the key, or from the expired record afterwards.
+  TaskOf<bool> LearnRoot(std::string_view key, uint64_t fp);
+  Task InspectExpired();
   void Unaccount(uint64_t loc);
   void Account(uint64_t loc, uint64_t len);
   uint64_t RecordLen(uint64_t loc) const;
@@ -286,6 +290,9 @@ class Store {
   size_t internal_records_ = 0;  // index entries of type kChunk
   ChunkRegistry chunks_;
   bool chunk_sweep_running_ = false;
+  bool roots_unknown_ = false;  // collections were loaded from a checkpoint
+  std::vector<std::pair<uint64_t, uint64_t>> expired_collections_;  // (fp, loc) to inspect
+  bool inspecting_ = false;
 };
 
 }  // namespace lavik
