@@ -34,9 +34,6 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAVIK_BIN=${LAVIK_BIN:-$ROOT/build/lavik}
 REDIS_SERVER=${REDIS_SERVER:-redis-server}
-REDIS_CLI=${REDIS_CLI:-redis-cli}
-REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
-PYTHON=${PYTHON:-/usr/bin/python3}
 LAVIK_THREADS=${LAVIK_THREADS:-1}
 SERVER_CPUS=${SERVER_CPUS:-1}
 CLIENT_CPUS=${CLIENT_CPUS:-0}
@@ -48,22 +45,16 @@ BENCH_VALUE_SIZE=${BENCH_VALUE_SIZE:-1024}
 BENCH_SERVERS=${BENCH_SERVERS:-lavik redis}
 RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results}
 KEEP_TMP=${KEEP_TMP:-0}
-readonly HOST=127.0.0.1
+BENCH_NAME=compare
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 
-log() { printf '[compare] %s\n' "$*" >&2; }
-die() {
-  printf '[compare] FAILED: %s\n' "$*" >&2
-  exit 1
-}
-
-for tool in "$REDIS_SERVER" "$REDIS_CLI" "$REDIS_BENCHMARK" "$PYTHON" taskset getconf; do
-  command -v "$tool" >/dev/null || die "missing tool: $tool"
-done
+require_tools "$REDIS_SERVER" "$REDIS_CLI" "$REDIS_BENCHMARK" "$PYTHON" taskset getconf
 [[ -x $LAVIK_BIN ]] || die "$LAVIK_BIN not built (cmake --build build)"
-[[ $LAVIK_THREADS =~ ^[1-9][0-9]*$ ]] || die "LAVIK_THREADS must be a positive integer"
-[[ $BENCH_REQUESTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_REQUESTS must be a positive integer"
-[[ $BENCH_KEYSPACE =~ ^[1-9][0-9]*$ ]] || die "BENCH_KEYSPACE must be a positive integer"
-[[ $BENCH_VALUE_SIZE =~ ^[1-9][0-9]*$ ]] || die "BENCH_VALUE_SIZE must be a positive integer"
+require_uint LAVIK_THREADS "$LAVIK_THREADS"
+require_uint BENCH_REQUESTS "$BENCH_REQUESTS"
+require_uint BENCH_KEYSPACE "$BENCH_KEYSPACE"
+require_uint BENCH_VALUE_SIZE "$BENCH_VALUE_SIZE"
 taskset -c "$SERVER_CPUS" true 2>/dev/null || die "SERVER_CPUS=$SERVER_CPUS is not a usable CPU list"
 taskset -c "$CLIENT_CPUS" true 2>/dev/null || die "CLIENT_CPUS=$CLIENT_CPUS is not a usable CPU list"
 
@@ -135,72 +126,22 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A port nobody listens on right now (the kernel picks it; the server binds it a moment later).
-free_port() {
-  "$PYTHON" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
-# utime+stime of the whole process, in clock ticks. The command name (field 2) may contain spaces
-# and parentheses, so fields are counted from the last ')'.
-cpu_ticks() {
-  local stat
-  stat=$(<"/proc/$1/stat") || die "$SERVER_NAME (pid $1) is gone"
-  stat=${stat##*) }
-  local -a f
-  read -r -a f <<<"$stat"
-  # After the ')': f[0] is field 3 (state), so utime (field 14) is f[11] and stime f[12].
-  echo $((f[11] + f[12]))
-}
-
-cli() { "$REDIS_CLI" -h "$HOST" -p "$PORT" "$@"; }
-
-wait_ready() {
-  local i
-  for ((i = 0; i < 100; i++)); do
-    kill -0 "$SERVER_PID" 2>/dev/null || die "$SERVER_NAME exited during startup; see $RAW_DIR/$SERVER_NAME-server.log"
-    if [[ $(cli PING 2>/dev/null) == PONG ]]; then
-      return 0
-    fi
-    sleep 0.1
-  done
-  die "$SERVER_NAME did not answer PING within 10 s"
-}
-
 start_server() {
   SERVER_NAME=$1
   PORT=$(free_port)
   [[ -z ${PIDS[$SERVER_NAME]:-} ]] || die "$SERVER_NAME listed twice in BENCH_SERVERS"
-  local -a cmd
   case $SERVER_NAME in
-    lavik)
-      mkdir -p "$TMP/data" "$TMP/logs"
-      cmd=("$LAVIK_BIN" --port "$PORT" --threads "$LAVIK_THREADS"
-        --data-file "$TMP/data/lavik.data" --log-dir "$TMP/logs")
-      # Pinned workers would each take a CPU of the mask; with fewer CPUs than workers let the
-      # kernel schedule them inside the mask instead.
-      if ((LAVIK_THREADS > SERVER_NCPUS)); then
-        cmd+=(--no-pin-workers)
-      fi
-      ;;
-    redis)
-      mkdir -p "$TMP/redis"
-      cmd=("$REDIS_SERVER" --port "$PORT" --save '' --appendonly no --bind "$HOST"
-        --daemonize no --dir "$TMP/redis")
-      ;;
+    lavik) lavik_command "$LAVIK_BIN" "$TMP" "$LAVIK_THREADS" ;;
+    redis) redis_command "$REDIS_SERVER" "$TMP/redis" ;;
     *) die "unknown server '$SERVER_NAME' in BENCH_SERVERS" ;;
   esac
-  log "starting $SERVER_NAME on $HOST:$PORT, CPUs $SERVER_CPUS: ${cmd[*]}"
-  printf '%s\n' "taskset -c $SERVER_CPUS ${cmd[*]}" >"$RAW_DIR/$SERVER_NAME-cmdline.txt"
-  # taskset execs the server, so $! is the server's own pid.
-  taskset -c "$SERVER_CPUS" "${cmd[@]}" >"$RAW_DIR/$SERVER_NAME-server.log" 2>&1 &
-  SERVER_PID=$!
+  log "starting $SERVER_NAME on $HOST:$PORT, CPUs $SERVER_CPUS: ${SERVER_CMD[*]}"
+  printf '%s\n' "taskset -c $SERVER_CPUS ${SERVER_CMD[*]}" >"$RAW_DIR/$SERVER_NAME-cmdline.txt"
+  launch_server "$RAW_DIR/$SERVER_NAME-server.log"
   PIDS[$SERVER_NAME]=$SERVER_PID
   PORTS[$SERVER_NAME]=$PORT
   log "$SERVER_NAME pid $SERVER_PID"
-  wait_ready
+  wait_ready start-up
 }
 
 # Writes every key of the key space once (key:%012d, the names redis-benchmark -r generates) so

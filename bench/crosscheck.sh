@@ -57,19 +57,15 @@ trap cleanup EXIT
 
 PORT=$(free_port)
 case $SERVER in
-  redis)
-    taskset -c "$SERVER_CPUS" redis-server --port "$PORT" --bind "$HOST" --save '' \
-      --appendonly no --daemonize no --dir "$TMP" >"$TMP/server.log" 2>&1 &
-    ;;
+  redis) redis_command redis-server "$TMP" ;;
   lavik)
     [[ -x $LAVIK_BIN ]] || die "$LAVIK_BIN not built"
     # shellcheck disable=SC2086  # LAVIK_ARGS is a list of flags
-    taskset -c "$SERVER_CPUS" "$LAVIK_BIN" --port "$PORT" --threads 1 \
-      --data-file "$TMP/lavik.data" --log-dir "$TMP/logs" $LAVIK_ARGS >"$TMP/server.log" 2>&1 &
+    lavik_command "$LAVIK_BIN" "$TMP" 1 $LAVIK_ARGS
     ;;
   *) die "SERVER must be redis or lavik, got '$SERVER'" ;;
 esac
-SERVER_PID=$!
+launch_server "$TMP/server.log"
 RAW_DIR=$TMP
 wait_ready "start-up"
 cli SET 1 "$(head -c "$VALUE_SIZE" /dev/zero | tr '\0' x)" >/dev/null

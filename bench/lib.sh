@@ -1,11 +1,12 @@
 # shellcheck shell=bash
-# lib.sh: helpers shared by bench/index-memory.sh and bench/capacity.sh (sourced, not run).
+# lib.sh: helpers shared by the bench/*.sh scripts (sourced, not run).
 #
 # The sourcing script sets BENCH_NAME (log prefix) before sourcing and, before calling the server
 # helpers, SERVER_PID and PORT. Servers are tracked by PID only: stop_lavik signals the PID this
 # script started, never a process found by name (other people's servers run on this machine).
 
 readonly HOST=127.0.0.1
+SERVER_CMD=()  # set by lavik_command / redis_command
 PYTHON=${PYTHON:-/usr/bin/python3}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 REDIS_BENCHMARK=${REDIS_BENCHMARK:-redis-benchmark}
@@ -38,17 +39,19 @@ print(s.getsockname()[1])'
 
 cli() { "$REDIS_CLI" -h "$HOST" -p "$PORT" "$@"; }
 
-# Waits until the server at PORT answers PING; fails if SERVER_PID exits first.
+# Waits until the server at PORT answers PING; fails if SERVER_PID exits first. SERVER_NAME (if
+# set) names the server in the messages.
 wait_ready() {
   local what=$1 i
   for ((i = 0; i < 600; i++)); do
-    kill -0 "$SERVER_PID" 2>/dev/null || die "lavik exited during $what; see its log in $RAW_DIR"
+    kill -0 "$SERVER_PID" 2>/dev/null ||
+      die "${SERVER_NAME:-lavik} exited during $what; see its log in $RAW_DIR"
     if [[ $(cli PING 2>/dev/null) == PONG ]]; then
       return 0
     fi
     sleep 0.1
   done
-  die "lavik did not answer PING within 60 s ($what)"
+  die "${SERVER_NAME:-lavik} did not answer PING within 60 s ($what)"
 }
 
 alive() {
@@ -186,4 +189,37 @@ snapshot_lavik() {
   cp -- "$LAVIK_BIN" "$LAVIK_RUN"
   "$LAVIK_RUN" --version >/dev/null 2>&1 || die "$LAVIK_BIN does not run (being rebuilt?)"
   LAVIK_BIN_ID="$LAVIK_BIN, built $(date -r "$LAVIK_BIN" '+%Y-%m-%d %H:%M:%S'), sha256 $(sha256sum "$LAVIK_RUN" | cut -c1-12)"
+}
+
+# lavik_command BIN DIR THREADS [FLAG...]: sets the array SERVER_CMD to the command line that starts
+# lavik on $HOST:$PORT with its data file and logs under DIR (created) and THREADS workers. When
+# SERVER_NCPUS (the size of the CPU mask the server runs in) is set and smaller than THREADS, the
+# workers are not pinned: pinned workers would each claim a CPU of the mask.
+lavik_command() {
+  local bin=$1 dir=$2 threads=$3
+  shift 3
+  mkdir -p "$dir/data" "$dir/logs"
+  SERVER_CMD=("$bin" --port "$PORT" --threads "$threads" --data-file "$dir/data/lavik.data"
+    --log-dir "$dir/logs" "$@")
+  if [[ -n ${SERVER_NCPUS:-} ]] && ((threads > SERVER_NCPUS)); then
+    SERVER_CMD+=(--no-pin-workers)
+  fi
+}
+
+# redis_command BIN DIR [ARG...]: sets SERVER_CMD to a redis-server (or compatible) on $HOST:$PORT
+# without persistence, its working directory DIR (created).
+redis_command() {
+  local bin=$1 dir=$2
+  shift 2
+  mkdir -p "$dir"
+  SERVER_CMD=("$bin" --port "$PORT" --bind "$HOST" --save '' --appendonly no --daemonize no
+    --dir "$dir" "$@")
+}
+
+# launch_server LOG: starts SERVER_CMD pinned to $SERVER_CPUS, output to LOG; sets SERVER_PID
+# (taskset execs the server, so $! is the server's own pid).
+# shellcheck disable=SC2153  # SERVER_CPUS is set by the sourcing script
+launch_server() {
+  taskset -c "$SERVER_CPUS" "${SERVER_CMD[@]}" >"$1" 2>&1 &
+  SERVER_PID=$!
 }

@@ -313,27 +313,17 @@ start_server() {
   SERVER_NAME=$name
   PORT=$(free_port)
   local dir=$BENCH_TMP/$TAG
-  mkdir -p "$dir"
-  local -a cmd
   if [[ $name == lavik ]]; then
-    mkdir -p "$dir/data" "$dir/logs"
-    cmd=("$LAVIK_RUN" --port "$PORT" --threads "$LAVIK_THREADS" --cache-mb "$(cache_mb_for "$KEYS")"
-      --data-file "$dir/data/lavik.data" --log-dir "$dir/logs")
-    if ((LAVIK_THREADS > SERVER_NCPUS)); then
-      cmd+=(--no-pin-workers)
-    fi
+    lavik_command "$LAVIK_RUN" "$dir" "$LAVIK_THREADS" --cache-mb "$(cache_mb_for "$KEYS")"
   else
     local -a extra=()
     read -r -a extra <<<"${SERVER_ARGS[$name]}"
-    cmd=("${SERVER_BIN[$name]}" --port "$PORT" --bind "$HOST" --save '' --appendonly no
-      --daemonize no --dir "$dir" --maxclients 10000 "${extra[@]}")
+    redis_command "${SERVER_BIN[$name]}" "$dir" --maxclients 10000 "${extra[@]}"
   fi
-  CMDLINE="taskset -c $SERVER_CPUS $(shell_join "${cmd[@]}")"
+  CMDLINE="taskset -c $SERVER_CPUS $(shell_join "${SERVER_CMD[@]}")"
   log "$TAG: starting $CMDLINE"
   echo "$CMDLINE" >"$RAW_DIR/$TAG/cmdline.txt"
-  # taskset execs the server: $! is the server's own pid.
-  taskset -c "$SERVER_CPUS" "${cmd[@]}" >"$RAW_DIR/$TAG/server-stdout.log" 2>&1 &
-  SERVER_PID=$!
+  launch_server "$RAW_DIR/$TAG/server-stdout.log"
   local i
   for ((i = 0; i < 300; i++)); do
     server_alive start-up

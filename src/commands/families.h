@@ -14,5 +14,8 @@ std::span<const CommandSpec> SetCommands();
 std::span<const CommandSpec> ListCommands();
 std::span<const CommandSpec> ZSetSingleKeyCommands();  // zset_family.cc
 std::span<const CommandSpec> ZSetMultiKeyCommands();   // zset_multi.cc
+std::span<const CommandSpec> StreamCommands();         // stream_family.cc
+std::span<const CommandSpec> StreamGroupCommands();    // stream_groups.cc
+std::span<const CommandSpec> StreamInfoCommands();     // stream_info.cc
 
 }  // namespace lavik

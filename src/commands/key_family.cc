@@ -12,6 +12,7 @@
 #include "commands/collection_access.h"
 #include "commands/families.h"
 #include "commands/multi_shard.h"
+#include "commands/stream_wait.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
 #include "storage/store.h"
@@ -52,6 +53,8 @@ Task Del(Context& ctx) {
         WriteResult w = co_await st.Delete(plan.keys()[i], ctx.now_ms, &existed);
         if (!w.ok()) error = w.error;
         if (existed) ++count;
+        // XREADGROUP readers blocked on a deleted stream fail at once, as in Redis.
+        if (existed) SignalStreamReady(ctx.shards->at(s), plan.keys()[i]);
       }
     });
   }

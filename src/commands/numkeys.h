@@ -12,6 +12,7 @@
 
 #include "base/numbers.h"
 #include "commands/command.h"
+#include "commands/stream_keys.h"
 
 namespace lavik {
 
@@ -19,6 +20,7 @@ namespace lavik {
 // False otherwise (the command itself rejects a bad numkeys).
 inline bool NumkeysKeyRange(const CommandSpec& spec, std::span<const std::string_view> args,
                             int* first, int* last) {
+  if (spec.name == "xread" || spec.name == "xreadgroup") return StreamsKeyRange(args, first, last);
   // BLMPOP timeout numkeys key ...: numkeys comes after the timeout.
   const size_t at = spec.name == "blmpop" ? 2 : 1;
   if (!(spec.flags & kCmdMovableKeys) || spec.first_key != 0 || args.size() < at + 2) return false;

@@ -17,7 +17,8 @@ Listener::~Listener() {
   if (fd_ >= 0) close(fd_);
 }
 
-bool Listener::Bind(const std::string& address, int port, std::string* error) {
+int OpenListeningSocket(const std::string& address, int port, int backlog, int* bound_port,
+                        std::string* error) {
   sockaddr_storage ss{};
   socklen_t len = 0;
   auto* in4 = reinterpret_cast<sockaddr_in*>(&ss);
@@ -33,27 +34,32 @@ bool Listener::Bind(const std::string& address, int port, std::string* error) {
     len = sizeof(*in6);
   } else {
     *error = "'" + address + "' is not a numeric IPv4 or IPv6 address";
-    return false;
+    return -1;
   }
   int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     *error = std::string("socket: ") + std::strerror(errno);
-    return false;
+    return -1;
   }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, 511) != 0) {
+  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, backlog) != 0) {
     *error = address + ":" + std::to_string(port) + ": " + std::strerror(errno);
     close(fd);
-    return false;
+    return -1;
   }
   sockaddr_storage bound{};
   socklen_t blen = sizeof(bound);
   getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &blen);
-  port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
-                                           : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
-  fd_ = fd;
-  return true;
+  *bound_port =
+      ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                       : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  return fd;
+}
+
+bool Listener::Bind(const std::string& address, int port, std::string* error) {
+  fd_ = OpenListeningSocket(address, port, 511, &port_, error);
+  return fd_ >= 0;
 }
 
 void Listener::Start(Worker* w, std::function<void(int fd)> on_accept) {

@@ -12,6 +12,12 @@ namespace lavik {
 
 class Worker;
 
+// A TCP socket bound to `address` (numeric IPv4/IPv6, or "*" for every IPv4 address) and `port`
+// (0: any free port, written to *bound_port) and listening with `backlog`, SO_REUSEADDR set.
+// Returns the fd, or -1 with the error text ("127.0.0.1:6379: Address already in use").
+int OpenListeningSocket(const std::string& address, int port, int backlog, int* bound_port,
+                        std::string* error);
+
 class Listener {
  public:
   Listener() = default;

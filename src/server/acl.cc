@@ -49,6 +49,9 @@ constexpr std::string_view kErrFirstArgOfSub =
 // look at a key's existence or metadata accept any matching pattern.
 constexpr std::string_view kReadWriteCommands[] = {"incr",        "incrby", "decr",   "decrby",
                                                    "incrbyfloat", "getdel", "getset", "getex"};
+constexpr std::string_view kStoreCommands[] = {"sinterstore", "sunionstore", "sdiffstore",
+                                               "zrangestore", "zunionstore", "zinterstore",
+                                               "zdiffstore"};
 constexpr std::string_view kMetadataCommands[] = {"exists",     "type",        "ttl",  "pttl",
                                                   "expiretime", "pexpiretime", "touch"};
 
@@ -166,6 +169,9 @@ Acl::Acl(const CommandTable& table) {
     }
     for (std::string_view n : kMetadataCommands) {
       if (spec->name == n) info.key_access = 0;
+    }
+    for (std::string_view n : kStoreCommands) {
+      if (spec->name == n) info.sources_read_only = true;
     }
     int index = static_cast<int>(commands_.size());
     commands_.push_back(std::move(info));
@@ -534,9 +540,11 @@ AclVerdict Acl::Check(const AclUser& user, const CommandSpec& spec,
   int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
   if (first <= 0 && !NumkeysKeyRange(spec, args, &first, &last)) return v;  // SINTERCARD...
   if (last >= argc) last = argc - 1;
-  const uint8_t need = commands_[index].key_access;
+  const CommandInfo& info = commands_[index];
+  const int dest = first;
   const int step = spec.key_step > 0 ? spec.key_step : 1;
   auto allowed = [&](int i) {
+    const uint8_t need = info.sources_read_only && i != dest ? uint8_t{kAclRead} : info.key_access;
     for (const AclKeyPattern& p : user.keys) {
       if ((p.access & need) == need && GlobMatch(p.pattern, args[i])) return true;
     }

@@ -125,6 +125,10 @@ class Acl {
     uint32_t categories;  // bit i = Categories()[i]
     uint8_t key_access;   // AclKeyAccess a key argument needs (0: any matching pattern)
     std::vector<int> subs;
+    // The first key is the destination, the others are only read (SINTERSTORE, ZUNIONSTORE,
+    // ZRANGESTORE...): Redis's key specs ask write access of the destination and read of the
+    // sources.
+    bool sources_read_only = false;
   };
 
   // Applies one op to `u`; on failure returns the reason (ACLSetUserStringError's texts).

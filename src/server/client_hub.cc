@@ -9,6 +9,7 @@
 #include "server/config_registry.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/transaction.h"
 
 namespace lavik {
 namespace {
@@ -264,8 +265,17 @@ bool ClientHub::ShouldParkSlow(const ClientState* cl, const CommandSpec* spec) c
   // Redis 7.0 can pause either (it is answered before the lookup).
   if (cl->monitor || spec->name == "quit" || !PauseActive(NowMs())) return false;
   if (pause_type_.load(std::memory_order_relaxed) == kPauseAll) return true;
-  // WRITE also holds PUBLISH/SPUBLISH: Redis 7.0 pauses "may-replicate" commands with writes.
-  return (spec->flags & kCmdWrite) != 0 || spec->name == "publish" || spec->name == "spublish";
+  // WRITE also holds PUBLISH/SPUBLISH: Redis 7.0 pauses "may-replicate" commands with writes,
+  // and an EXEC whose queue holds one.
+  const auto may_replicate = [](const CommandSpec* s) {
+    return (s->flags & kCmdWrite) != 0 || s->name == "publish" || s->name == "spublish";
+  };
+  if (may_replicate(spec)) return true;
+  if (spec->name != "exec" || cl->tx == nullptr || !cl->tx->in_multi) return false;
+  for (const TxState::Queued& q : cl->tx->queue) {
+    if (may_replicate(q.spec)) return true;
+  }
+  return false;
 }
 
 void ClientHub::Park(ClientState* cl) {

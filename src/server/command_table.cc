@@ -4,6 +4,7 @@
 
 #include "commands/families.h"
 #include "server/list_blocking.h"
+#include "server/stream_blocking.h"
 #include "server/transaction.h"
 
 namespace lavik {
@@ -31,6 +32,10 @@ CommandTable::CommandTable() {
   Add(ListBlockingCommands());
   Add(ZSetSingleKeyCommands());
   Add(ZSetMultiKeyCommands());
+  Add(StreamCommands());
+  Add(StreamGroupCommands());
+  Add(StreamInfoCommands());
+  Add(StreamReadCommands());
   Add(ConnectionCommands());
   Add(ServerCommands());
   Add(ObservabilityCommands());

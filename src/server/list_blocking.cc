@@ -254,4 +254,14 @@ uint64_t ListBlockedClients() { return blocked_total.load(std::memory_order_rela
 
 void StartListBlocking(Worker* w) { w->AddTimer(kTickUs, &Tick); }
 
+void TrackBlockedWaiter(std::shared_ptr<ListWaiter> w) {
+  blocked.push_back(std::move(w));
+  blocked_total.fetch_add(1, std::memory_order_relaxed);
+}
+
+void UntrackBlockedWaiter(const std::shared_ptr<ListWaiter>& w) {
+  blocked.erase(std::find(blocked.begin(), blocked.end(), w));
+  blocked_total.fetch_sub(1, std::memory_order_relaxed);
+}
+
 }  // namespace lavik

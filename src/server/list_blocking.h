@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "commands/command.h"
+#include "commands/list_wait.h"
 #include "runtime/worker.h"
 
 namespace lavik {
@@ -20,5 +22,11 @@ uint64_t ListBlockedClients();
 
 // Adds the worker's timer that times out blocked clients and notices their hang-ups.
 void StartListBlocking(Worker* w);
+
+// For other blocking families (XREAD/XREADGROUP): on the client's home worker, puts a waiter
+// under the timer above (deadline, hang-up, shutdown) and counts it in blocked_clients, until
+// it is untracked.
+void TrackBlockedWaiter(std::shared_ptr<ListWaiter> w);
+void UntrackBlockedWaiter(const std::shared_ptr<ListWaiter>& w);
 
 }  // namespace lavik

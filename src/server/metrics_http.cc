@@ -1,7 +1,5 @@
 #include "server/metrics_http.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -12,6 +10,7 @@
 #include <cstring>
 
 #include "base/clock.h"
+#include "net/listener.h"
 
 namespace lavik {
 namespace {
@@ -221,40 +220,8 @@ std::string RenderPrometheus(const MetricsSnapshot& s) {
 }
 
 bool MetricsHttp::Bind(const std::string& address, int port, std::string* error) {
-  sockaddr_storage ss{};
-  socklen_t len = 0;
-  auto* in4 = reinterpret_cast<sockaddr_in*>(&ss);
-  auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
-  std::string host = address == "*" ? "0.0.0.0" : address;
-  if (inet_pton(AF_INET, host.c_str(), &in4->sin_addr) == 1) {
-    in4->sin_family = AF_INET;
-    in4->sin_port = htons(static_cast<uint16_t>(port));
-    len = sizeof(*in4);
-  } else if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) == 1) {
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = htons(static_cast<uint16_t>(port));
-    len = sizeof(*in6);
-  } else {
-    *error = "'" + address + "' is not a numeric IPv4 or IPv6 address";
-    return false;
-  }
-  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    *error = std::string("socket: ") + std::strerror(errno);
-    return false;
-  }
-  int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, 16) != 0) {
-    *error = address + ":" + std::to_string(port) + ": " + std::strerror(errno);
-    close(fd);
-    return false;
-  }
-  sockaddr_storage bound{};
-  socklen_t blen = sizeof(bound);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &blen);
-  port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
-                                           : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  const int fd = OpenListeningSocket(address, port, 16, &port_, error);
+  if (fd < 0) return false;
   wake_fd_ = eventfd(0, EFD_CLOEXEC);
   if (wake_fd_ < 0) {
     *error = std::string("eventfd: ") + std::strerror(errno);

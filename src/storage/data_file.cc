@@ -61,9 +61,14 @@ std::unique_ptr<DataFile> DataFile::Open(const Options& options, std::string* er
     return nullptr;
   }
   f->fd_ = fd;
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    *error = "data file '" + options.path + "' is in use by another process";
-    return nullptr;
+  const auto lock_deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options.lock_wait_ms);
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK || std::chrono::steady_clock::now() >= lock_deadline) {
+      *error = "data file '" + options.path + "' is in use by another process";
+      return nullptr;
+    }
+    usleep(50'000);
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {

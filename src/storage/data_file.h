@@ -30,6 +30,11 @@ class DataFile {
     uint64_t max_size = 0;  // a file Lavik grows: cap in bytes (0 = none)
     uint64_t segment_size = kDefaultSegmentSize;
     uint32_t shards = 1;  // for the allocator's reserve
+    // How long Open waits for another holder of the file's lock to let go before it fails. A
+    // process killed with SIGKILL keeps the file referenced until the kernel has torn down its
+    // io_uring rings, which waits for the I/O still in flight (an fsync can take a while): a
+    // supervisor restarting Lavik at once must not find the file "in use".
+    int lock_wait_ms = 10000;
   };
   static constexpr uint32_t kNoSegment = 0xFFFFFFFF;
 

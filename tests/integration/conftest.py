@@ -14,6 +14,9 @@ Fixtures:
   rb                         the same with bytes replies
   raw                        factory for RawConn (raw RESP socket) to `server`
   spawn_server(...)          a dedicated server owned by one test (stopped after it)
+  mr                         redis-py client of a server at 1, 2 and 4 threads (parametrised)
+
+Helpers for the tests: err, wait_until, crc16, key_slot, worker_of, spread_keys, WRONGTYPE.
 
 Tests marked @pytest.mark.lavik_only are about lavik's own command line; they are
 deselected (not skipped) when the target is redis.
@@ -499,3 +502,64 @@ def spawn_server():
 @pytest.fixture(scope="session")
 def target():
     return TARGET
+
+
+# ---- helpers shared by the test modules ----
+
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+
+def err(excinfo):
+    """The error text of a pytest.raises(...) context."""
+    return str(excinfo.value)
+
+
+def wait_until(predicate, timeout=5.0):
+    """Polls predicate until it is true or timeout seconds pass; its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def crc16(data):
+    """CRC16/XMODEM, the checksum Redis Cluster uses for hash slots."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def key_slot(key):
+    """The hash slot of a str key without a {hash tag}."""
+    return crc16(key.encode()) % 16384
+
+
+def worker_of(name, workers):
+    """Lavik's owner worker of a key or channel: its hash slot's contiguous range."""
+    return key_slot(name) * workers // 16384
+
+
+def spread_keys(n, prefix):
+    """n keys whose hash slots fall in n different slices of the slot range (so they land on
+    different workers whatever the thread count)."""
+    chosen = {}
+    i = 0
+    while len(chosen) < n:
+        key = f"{prefix}:{i}"
+        chosen.setdefault(worker_of(key, n), key)
+        i += 1
+    return [chosen[b] for b in sorted(chosen)]
+
+
+@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
+def mr(request, server_factory):
+    client = server_factory(request.param).client()
+    client.flushall()
+    yield client
+    client.close()

@@ -4,7 +4,6 @@ Every test here encodes Redis 7.0's behaviour and passes against redis-server to
 (LAVIK_TEST_TARGET=redis). Tests on the shared server delete the users they create.
 """
 
-import os
 
 import pytest
 import redis
@@ -152,6 +151,30 @@ def test_key_patterns_enforced(server, acl):
     c.set("w1", "v")
     for call in (lambda: c.get("zz"), lambda: c.get("w1"), lambda: c.set("r1", "v"),
                  lambda: c.mget("k1", "zz")):
+        with pytest.raises(redis.exceptions.NoPermissionError) as e:
+            call()
+        assert str(e.value) == NOPERM_KEYS
+    c.close()
+
+
+def test_store_commands_need_only_read_access_to_their_sources(server, acl):
+    """Redis's key specs: the destination of SINTERSTORE/ZUNIONSTORE/... is written, the sources
+    only read, so a read-only pattern covers the sources but not the destination."""
+    acl.execute_command("ACL", "SETUSER", "st", "on", ">pw", "+@all", "~w*", "%R~r*")
+    acl.sadd("r:s1", "a", "b")
+    acl.sadd("r:s2", "b")
+    acl.zadd("r:z1", {"a": 1, "b": 2})
+    c = login(server, "st")
+    assert c.sinterstore("w:i", "r:s1", "r:s2") == 1
+    assert c.sunionstore("w:u", "r:s1", "r:s2") == 2
+    assert c.sdiffstore("w:d", "r:s1", "r:s2") == 1
+    assert c.zunionstore("w:zu", ["r:z1"]) == 2
+    assert c.zinterstore("w:zi", ["r:z1", "w:zu"]) == 2
+    assert c.zdiffstore("w:zd", ["r:z1"]) == 2
+    assert c.zrangestore("w:zr", "r:z1", 0, 0) == 1
+    for call in (lambda: c.sinterstore("r:x", "r:s1"), lambda: c.zunionstore("r:x", ["r:z1"]),
+                 lambda: c.zrangestore("r:x", "r:z1", 0, -1),
+                 lambda: c.sunionstore("w:x", "r:s1", "other")):
         with pytest.raises(redis.exceptions.NoPermissionError) as e:
             call()
         assert str(e.value) == NOPERM_KEYS

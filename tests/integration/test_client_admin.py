@@ -240,6 +240,25 @@ def test_client_pause_write_holds_publish(raw):
         a.cmd("CLIENT", "UNPAUSE")
 
 
+def test_client_pause_write_holds_an_exec_with_writes_only(raw):
+    a, b, c = raw(), raw(), raw()
+    try:
+        # Queued before the pause (a write is held at queuing time too, as in Redis).
+        assert b.cmd("MULTI") == "OK"
+        assert b.cmd("SET", "px", "1") == "QUEUED"
+        assert c.cmd("MULTI") == "OK"
+        assert c.cmd("GET", "px") == "QUEUED"
+        assert a.cmd("CLIENT", "PAUSE", "10000", "WRITE") == "OK"
+        assert c.cmd("EXEC") == [None]  # read-only transaction: runs
+        b.send_command("EXEC")
+        assert silent(b)
+        assert a.cmd("CLIENT", "UNPAUSE") == "OK"
+        assert b.reply() == ["OK"]
+        assert c.cmd("GET", "px") == b"1"
+    finally:
+        a.cmd("CLIENT", "UNPAUSE")
+
+
 def test_client_pause_all_ends_by_timeout(raw):
     a, b = raw(), raw()
     try:

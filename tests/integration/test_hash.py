@@ -7,13 +7,8 @@ import time
 import pytest
 import redis
 
-from conftest import RespError
+from conftest import WRONGTYPE, err
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
-
-
-def err(excinfo):
-    return str(excinfo.value)
 
 
 def test_hset_hget_hlen_and_counts_new_fields_once(r):

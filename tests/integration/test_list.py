@@ -8,32 +8,8 @@ import time
 import pytest
 import redis
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+from conftest import WRONGTYPE, err, spread_keys
 
-
-def err(excinfo):
-    return str(excinfo.value)
-
-
-def crc16(data):
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def spread_keys(n, prefix):
-    """n keys in n different slices of the slot range (different workers at any thread count)."""
-    chosen = {}
-    i = 0
-    while len(chosen) < n:
-        key = f"{prefix}:{i}"
-        chosen.setdefault(crc16(key.encode()) % 16384 * n // 16384, key)
-        i += 1
-    return [chosen[b] for b in sorted(chosen)]
 
 
 def test_push_pop_len_range(r):
@@ -255,14 +231,6 @@ def test_binary_and_large_elements(rb):
     assert rb.llen("many") == 5000
     assert rb.lindex("many", 4321) == b"4321"
     assert rb.lrange("many", -3, -1) == [b"4997", b"4998", b"4999"]
-
-
-@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
-def mr(request, server_factory):
-    client = server_factory(request.param).client()
-    client.flushall()
-    yield client
-    client.close()
 
 
 def test_lmove_and_lmpop_across_workers(mr):

@@ -4,11 +4,10 @@ error while reads and deletes keep working, and accepts writes again once memory
 The first test runs against redis-server too (its `maxmemory` with the default noeviction
 policy); the others are about lavik's --max-memory flag and CONFIG parameter."""
 
-import time
 
 import pytest
 
-from conftest import RespError
+from conftest import RespError, wait_until
 
 OOM = RespError("OOM command not allowed when used memory > 'maxmemory'.")
 BATCH = 1000
@@ -34,15 +33,6 @@ def fill_until_oom(raw_conn, prefix="k"):
             assert rep == "OK", rep
         written += BATCH
     raise AssertionError(f"no OOM after {written} keys")
-
-
-def wait_until(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def set_works(c, key="after"):

@@ -5,51 +5,18 @@ which makes it all but certain that any key-to-shard mapping splits them."""
 
 import threading
 
-import pytest
 import redis
+
+from conftest import key_slot, spread_keys
 
 THREADS = [1, 2, 4]
 
 
-def crc16(data):
-    """CRC16/XMODEM, the checksum Redis Cluster uses for hash slots."""
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def slot(key):
-    return crc16(key.encode()) % 16384
-
-
-def spread_keys(n, prefix="mk"):
-    """n keys whose slots fall in n different equal-width slices of 0..16383."""
-    chosen = {}
-    i = 0
-    while len(chosen) < n:
-        key = f"{prefix}:{i}"
-        chosen.setdefault(slot(key) * n // 16384, key)
-        i += 1
-    return [chosen[b] for b in sorted(chosen)]
-
-
-KEYS = spread_keys(100)
-
-
-@pytest.fixture(params=THREADS, ids=lambda t: f"threads{t}")
-def mr(request, server_factory):
-    client = server_factory(request.param).client()
-    client.flushall()
-    yield client
-    client.close()
+KEYS = spread_keys(100, "mk")
 
 
 def test_keys_cover_the_slot_range():
-    slots = sorted(slot(k) for k in KEYS)
+    slots = sorted(key_slot(k) for k in KEYS)
     assert len(set(slots)) == 100
     assert slots[0] < 164 and slots[-1] >= 16384 - 164
 
@@ -120,7 +87,7 @@ def cross_slot_pairs(count=6):
 
 def test_rename_across_slots(mr):
     for src, dst in cross_slot_pairs():
-        assert slot(src) != slot(dst)
+        assert key_slot(src) != key_slot(dst)
         mr.set(src, f"value-of-{src}")
         assert mr.rename(src, dst) is True
         assert mr.exists(src) == 0

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import RespError, ServerProcess, TARGET, free_port
+from conftest import RespError, ServerProcess, free_port
 
 CMDSTAT_FIELDS = ["calls", "usec", "usec_per_call", "rejected_calls", "failed_calls"]
 DEFAULTS = {

@@ -5,17 +5,15 @@ CONFIG REWRITE without a config file is Redis behaviour and runs against redis-s
 the rest is about lavik's own log, config file and packaging (lavik_only)."""
 
 import configparser
-import os
 import re
 import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import LAVIK_BIN, REPO, RespError, free_port
+from conftest import LAVIK_BIN, REPO, RespError
 
 PACKAGING = REPO / "packaging"
 

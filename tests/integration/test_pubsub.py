@@ -9,22 +9,7 @@ import time
 
 import pytest
 
-from conftest import RespError, RespPush, encode_command
-
-
-def crc16(data):
-    crc = 0
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def worker_of(name, workers):
-    """Lavik's owner worker of a channel: its hash slot's contiguous range."""
-    return (crc16(name.encode()) % 16384) * workers // 16384
+from conftest import RespError, RespPush, encode_command, wait_until, worker_of
 
 
 def names_per_worker(workers, prefix="ch"):
@@ -52,15 +37,6 @@ def drain(conn, t=0.3):
             conn.buf += data
     finally:
         conn.sock.settimeout(10)
-
-
-def wait_until(fn, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if fn():
-            return True
-        time.sleep(0.02)
-    return fn()
 
 
 def sub(conn, *args):

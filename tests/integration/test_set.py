@@ -8,35 +8,10 @@ import time
 import pytest
 import redis
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+from conftest import WRONGTYPE, err, spread_keys
+
 RANGE_LONG = ("value is out of range, value must between -9223372036854775807 and "
               "9223372036854775807")
-
-
-def err(excinfo):
-    return str(excinfo.value)
-
-
-def crc16(data):
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
-
-
-def spread_keys(n, prefix):
-    """n keys whose hash slots fall in n different slices of the slot range (so they land on
-    different workers whatever the thread count)."""
-    chosen = {}
-    i = 0
-    while len(chosen) < n:
-        key = f"{prefix}:{i}"
-        chosen.setdefault(crc16(key.encode()) % 16384 * n // 16384, key)
-        i += 1
-    return [chosen[b] for b in sorted(chosen)]
 
 
 def test_sadd_srem_scard_sismember(r):
@@ -306,14 +281,6 @@ def test_expiry_of_a_set(r):
     assert r.scard("s") == 0
     assert r.sadd("s", "x") == 1
     assert r.ttl("s") == -1
-
-
-@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
-def mr(request, server_factory):
-    client = server_factory(request.param).client()
-    client.flushall()
-    yield client
-    client.close()
 
 
 def test_multi_key_set_commands_across_workers(mr):

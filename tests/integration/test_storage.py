@@ -12,7 +12,7 @@ import time
 import pytest
 import redis
 
-from conftest import LAVIK_BIN, RespError, free_port
+from conftest import LAVIK_BIN, free_port
 
 pytestmark = pytest.mark.lavik_only
 

@@ -10,19 +10,9 @@ import time
 import pytest
 import redis
 
-from conftest import RespError
+from conftest import RespError, crc16
 
 EXECABORT = RespError("EXECABORT Transaction discarded because of previous errors.")
-
-
-def crc16(data):
-    crc = 0
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
 
 
 def tag_for_shard(shard, shards, prefix="t"):

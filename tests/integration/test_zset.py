@@ -9,14 +9,8 @@ import time
 import pytest
 import redis
 
-from conftest import RawConn, RespError
-from test_set import spread_keys
+from conftest import RawConn, RespError, WRONGTYPE, err, spread_keys
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
-
-
-def err(excinfo):
-    return str(excinfo.value)
 
 
 def _decode(v):
@@ -355,14 +349,6 @@ def test_zrangestore(r):
     assert r.zrange("dst", 0, -1) == ["e"]
     assert raw(r, "ZRANGESTORE", "dst", "nokey", "0", "-1") == 0
     assert r.exists("dst") == 0
-
-
-@pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")
-def mr(request, server_factory):
-    client = server_factory(request.param).client()
-    client.flushall()
-    yield client
-    client.close()
 
 
 def test_multi_key_across_workers(mr):

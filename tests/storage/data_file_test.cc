@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "storage/device.h"
@@ -103,6 +105,23 @@ TEST_F(DataFileTest, NewFileIsCreatedFormattedAndGrowable) {
   EXPECT_FALSE(f->fresh());
   EXPECT_TRUE(f->growable());
   EXPECT_EQ(f->superblock(), a);
+}
+
+// A restart right after a SIGKILL finds the lock still held until the kernel has released the
+// dead process's file (io_uring teardown waits for in-flight I/O): Open waits for it.
+TEST_F(DataFileTest, OpenWaitsForALockThatIsReleasedSoon) {
+  std::string error;
+  ASSERT_NE(DataFile::Open(Opts(Path()), &error), nullptr) << error;  // formats, then closes
+  const int holder = open(Path().c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(holder, 0);
+  ASSERT_EQ(flock(holder, LOCK_EX | LOCK_NB), 0);
+  std::thread release([holder] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    close(holder);
+  });
+  auto f = DataFile::Open(Opts(Path()), &error);
+  release.join();
+  EXPECT_NE(f, nullptr) << error;
 }
 
 TEST_F(DataFileTest, GrowsByWholeSegmentsOnDemand) {
@@ -455,9 +474,11 @@ TEST_F(DataFileTest, SecondOpenOfAFileInUseIsRefused) {
   std::string error;
   auto f = DataFile::Open(Opts(Path()), &error);
   ASSERT_NE(f, nullptr) << error;
-  auto g = DataFile::Open(Opts(Path()), &error);
+  DataFile::Options o = Opts(Path());
+  o.lock_wait_ms = 100;  // the default waits 10 s for the holder to let go
+  auto g = DataFile::Open(o, &error);
   EXPECT_EQ(g, nullptr);
-  EXPECT_NE(error.find("in use"), std::string::npos) << error;
+  EXPECT_EQ(error, "data file '" + Path() + "' is in use by another process");
 }
 
 TEST_F(DataFileTest, SegmentSizeOptionFormatsANewFileAndTheFileKeepsIt) {

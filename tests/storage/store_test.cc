@@ -409,7 +409,11 @@ TEST_F(StoreTest, ExpiredLargeRecordIsEventuallyReleased) {
   auto s = Make(o);
   const int64_t now = NowMs();
   ASSERT_TRUE(Put(*s, "big", Value((16 << 20) + 100, 3), now + 1000).ok());
-  const uint32_t first = file_.file()->SegmentOf(OffsetOf(*s, "big"));
+  // Looked up at `now`, not the wall clock: writing 16 MiB can take over a second under ASan on
+  // a busy machine, and the key would then have expired already (no location to take).
+  const KeyInfo big = s->Lookup("big", now);
+  ASSERT_TRUE(big.exists);
+  const uint32_t first = file_.file()->SegmentOf(loc::Offset(big.loc));
   EXPECT_FALSE(s->Lookup("big", now + 2000).exists);
   EXPECT_EQ(s->stats().expired_keys, 1u);
   TestWorker w;

@@ -1,0 +1,99 @@
+// What the stream commands share (stream_family.cc, stream_groups.cc, server/stream_blocking.cc):
+// reading and rewriting a stream key (storage/stream_record.h) on its worker, parsing stream ids
+// and trim options as Redis 7.0 does, trimming, and writing entries into a reply.
+//
+// Thread safety: the helpers run on the worker that owns the key, like the handlers calling them;
+// the parsers and reply writers are pure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands/collection_access.h"
+#include "storage/stream_record.h"
+
+namespace lavik {
+
+inline constexpr std::string_view kErrInvalidStreamId =
+    "ERR Invalid stream ID specified as stream command argument";
+
+struct StreamRead {
+  KeyInfo info;       // info.exists false: no such key (stream is then empty)
+  std::string bytes;  // the record's bytes: `stream` holds views into them
+  Stream stream;
+};
+
+// Reads and decodes the stream at `key` (or learns it is missing): false with *error on
+// WRONGTYPE, an I/O error or a damaged record. Never touches a reply.
+TaskOf<bool> ReadStream(Store& st, std::string_view key, int64_t now_ms, bool count_stats,
+                        StreamRead* out, std::string* error);
+
+// Writes `s` as the value of `key` if it is still at `expected` (0: must not exist), keeping
+// the TTL. A stream is never deleted for being empty (Redis keeps it).
+TaskOf<bool> StoreStream(Store& st, std::string_view key, uint64_t expected, const Stream& s,
+                         int64_t expire_ms, bool* applied, std::string* error);
+
+// Read-modify-write of the stream at `key`, retried if another write landed while it read.
+// `modify(&stream, exists)` edits the decoded stream (views it adds must outlive the call) and
+// returns kError (it set its own failure), kUnchanged or kWrite.
+template <typename Modify>
+TaskOf<bool> RewriteStream(Store& st, std::string_view key, int64_t now_ms, Modify modify,
+                           std::string* error) {
+  while (true) {
+    StreamRead cur;
+    if (!co_await ReadStream(st, key, now_ms, false, &cur, error)) co_return false;
+    Rewrite what = modify(&cur.stream, cur.info.exists);
+    if (what == Rewrite::kError) co_return false;
+    if (what == Rewrite::kUnchanged) co_return true;
+    bool applied = false;
+    if (!co_await StoreStream(st, key, cur.info.exists ? cur.info.loc : 0, cur.stream,
+                              cur.info.expire_ms, &applied, error)) {
+      co_return false;
+    }
+    if (applied) co_return true;
+  }
+}
+
+// Redis's streamGenericParseIDOrReply without the reply: "ms-seq", "ms" (seq = missing_seq),
+// and unless `strict` "-" and "+". With seq_given non-null (XADD), "ms-*" sets *seq_given false.
+bool ParseStreamId(std::string_view arg, uint64_t missing_seq, bool strict, StreamId* id,
+                   bool* seq_given = nullptr);
+bool ParseStreamIdOrReply(Context& ctx, std::string_view arg, uint64_t missing_seq, bool strict,
+                          StreamId* id);
+// XRANGE's bounds: an id, "-", "+" or "(id" (exclusive).
+bool ParseIntervalIdOrReply(Context& ctx, std::string_view arg, uint64_t missing_seq, StreamId* id,
+                            bool* exclusive);
+
+struct TrimArgs {
+  enum class Strategy { kNone, kMaxLen, kMinId };
+  Strategy strategy = Strategy::kNone;
+  bool approx = false;
+  int64_t maxlen = 0;
+  StreamId minid;
+  int64_t limit = 0;  // 0: no limit
+  bool limit_given = false;
+  // XADD only.
+  bool nomkstream = false;
+  bool id_given = false;
+  bool seq_given = true;
+  StreamId id;
+  size_t id_pos = 0;  // where the id ("*" or explicit) is
+};
+
+// The options of XADD (xadd = true: up to and including the id) or XTRIM, from args[2].
+bool ParseTrimArgsOrReply(Context& ctx, bool xadd, TrimArgs* a);
+// Trims `s` as Redis's streamTrim does (with ~, whole nodes of 100 entries only); returns the
+// number of entries removed.
+int64_t TrimStream(Stream* s, const TrimArgs& a);
+
+// One entry: [id, [field, value, ...]].
+void ReplyEntry(ReplyWriter& w, const Stream& s, const StreamEntry& e);
+// Entries [from, to) in order, or in reverse, as an array.
+void ReplyEntries(ReplyWriter& w, const Stream& s, const std::vector<const StreamEntry*>& list);
+
+// A bulk string of the id ("ms-seq").
+void ReplyId(ReplyWriter& w, StreamId id);
+
+}  // namespace lavik

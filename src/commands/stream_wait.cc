@@ -1,0 +1,46 @@
+#include "commands/stream_wait.h"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace lavik {
+namespace {
+
+// The stream keys of this worker's shard that clients block on, each with its waiters.
+thread_local std::unordered_map<std::string, std::vector<std::shared_ptr<ListWaiter>>> queues;
+
+}  // namespace
+
+void QueueStreamWaiter(std::string_view key, std::shared_ptr<ListWaiter> w) {
+  queues[std::string(key)].push_back(std::move(w));
+}
+
+void DequeueStreamWaiter(std::string_view key, const ListWaiter* w) {
+  auto it = queues.find(std::string(key));
+  if (it == queues.end()) return;
+  auto& q = it->second;
+  for (auto i = q.begin(); i != q.end(); ++i) {
+    if (i->get() == w) {
+      q.erase(i);
+      break;
+    }
+  }
+  if (q.empty()) queues.erase(it);
+}
+
+void SignalStreamReady(Shard&, std::string_view key) {
+  if (queues.empty()) return;  // the common case: nobody blocks on this worker
+  auto it = queues.find(std::string(key));
+  if (it == queues.end()) return;
+  // The waiters leave the queue when they wake (DequeueStreamWaiter), so the queue is only read
+  // here; one already claimed (timed out, or woken by another key) is skipped.
+  for (const std::shared_ptr<ListWaiter>& w : it->second) {
+    if (w->claimed.load(std::memory_order_acquire)) continue;
+    // woken_key stays unset: a stream reader retries every key anyway, and two workers may race
+    // here for a waiter queued on keys of both.
+    w->Claim(ListWaiter::Outcome::kWoken);
+  }
+}
+
+}  // namespace lavik
