@@ -10,6 +10,7 @@
 #include "base/glob.h"
 #include "base/numbers.h"
 #include "commands/families.h"
+#include "commands/list_chunks.h"
 #include "commands/multi_shard.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
@@ -235,6 +236,10 @@ Task RenameGeneric(Context& ctx, bool nx) {
     ReadResult r = co_await st.ReadValue(src, src_info);
     if (r.ok()) {
       value.assign(r.value.data(), r.value.size());
+      // A chunked list's chunks are routed by the source's slot (commands/list_chunks.h).
+      if (src_info.type == ValueType::kList) {
+        co_await PrepareListMove(st, src, dst, ctx.now_ms, &value, &error);
+      }
     } else {
       error = r.status == ReadResult::Status::kError ? r.error : std::string(kErrNoSuchKey);
     }

@@ -328,7 +328,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
       cache_.Move(fp, expect, l);  // defrag: same value, new place; don't pull cold values in
     } else {
       cache_.Put(fp, l, value);
-      chunks_.NoteWrite(fp, value, IsCollectionType(type));
+      chunks_.NoteWrite(fp, value, IsChunkableType(type));
     }
   }
   ++stats_.dirty;
@@ -391,7 +391,7 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
     co_return WriteResult{};
   }
   Install(fp, l, expire_ms);
-  chunks_.NoteWrite(fp, value, IsCollectionType(type));
+  chunks_.NoteWrite(fp, value, IsChunkableType(type));
   ++stats_.dirty;
   co_return WriteResult{};
 }
@@ -534,7 +534,7 @@ void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone,
     return;
   }
   Install(fp, l, expire_ms);
-  chunks_.NoteWrite(fp, value, IsCollectionType(loc::Type(l)));
+  chunks_.NoteWrite(fp, value, IsChunkableType(loc::Type(l)));
 }
 
 void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms, bool large) {
