@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/slot.h"
+#include "commands/list_ops.h"
 
 namespace lavik {
 namespace {
@@ -280,6 +281,69 @@ TaskOf<bool> StoreListWindow(Store& st, std::string_view key, const ListRead& cu
   RenumberListRoot(&c.root);
   co_return co_await CommitChunks(st, key, ValueType::kList, expected, c, expire_ms, applied,
                                   error);
+}
+
+TaskOf<bool> FindListPositions(Store& st, std::string_view key, int64_t now_ms,
+                               std::string_view element, int64_t rank, int64_t count,
+                               int64_t maxlen, std::vector<int64_t>* out, std::string* error) {
+  bool count_stats = true;
+  uint64_t retried_loc = 0;
+  while (true) {
+    out->clear();
+    ListRead l;
+    if (!co_await ReadList(st, key, now_ms, count_stats, false, &l, error, ListScope::Count())) {
+      co_return false;
+    }
+    count_stats = false;
+    if (!l.info.exists) co_return true;
+    if (!l.chunked) {
+      *out = FindPositions(l.view, element, rank, count, maxlen);
+      co_return true;
+    }
+    // The chunks of the root read above form one version of the list (copy-on-write): read one
+    // by one they still answer for that version, unless a writer deleted one meanwhile.
+    const ChunkRoot& root = l.root;
+    const bool forward = rank > 0;
+    const uint64_t skip =
+        rank > 0 ? uint64_t(rank) - 1 : (rank == INT64_MIN ? UINT64_MAX : uint64_t(-rank) - 1);
+    uint64_t matches = 0, seen = 0;
+    bool done = false, missing = false;
+    std::string bytes;
+    for (size_t n = 0; n < root.chunks.size() && !done; ++n) {
+      const ChunkRef& c = root.chunks[forward ? n : root.chunks.size() - 1 - n];
+      ChunkRead r = co_await ReadChunk(st, root.slot, root.id, c.number, &bytes, error);
+      if (r == ChunkRead::kError) co_return false;
+      if (r == ChunkRead::kMissing) {
+        missing = true;
+        break;
+      }
+      ListView v;
+      if (!v.Parse(bytes) || v.size() != c.count) {
+        *error = kErrListCorrupt;
+        co_return false;
+      }
+      for (uint32_t k = 0; k < v.size(); ++k) {
+        if (maxlen != 0 && seen >= static_cast<uint64_t>(maxlen)) {
+          done = true;
+          break;
+        }
+        ++seen;
+        const uint32_t at = forward ? k : v.size() - 1 - k;
+        if (v.element(at) != element || matches++ < skip) continue;
+        out->push_back(static_cast<int64_t>(c.first + at));
+        if (count != 0 && static_cast<int64_t>(out->size()) >= count) {
+          done = true;
+          break;
+        }
+      }
+    }
+    if (!missing) co_return true;
+    if (l.info.loc == retried_loc) {
+      *error = kErrListCorrupt;
+      co_return false;
+    }
+    retried_loc = l.info.loc;
+  }
 }
 
 TaskOf<bool> PrepareListMove(Store& st, std::string_view src, std::string_view dst, int64_t now_ms,

@@ -73,6 +73,14 @@ std::vector<WindowPiece> PlanListWindow(std::span<const ChunkRef> old_refs,
 // Sets every chunk's `first` to the running count and `total` to the sum.
 void RenumberListRoot(ChunkRoot* root);
 
+// LPOS: the indices of the matches of `element` in the list at `key` (list_ops.h FindPositions
+// rules for rank, count and maxlen), reading a chunked list one chunk at a time in the search
+// direction and stopping as soon as the answer is known, so a search need not hold the list.
+// A missing key gives no match.
+TaskOf<bool> FindListPositions(Store& st, std::string_view key, int64_t now_ms,
+                               std::string_view element, int64_t rank, int64_t count,
+                               int64_t maxlen, std::vector<int64_t>* out, std::string* error);
+
 // RENAME of a list to a key in another hash slot: the chunks are routed by the source's slot,
 // so a chunked value (in *value) is replaced by its elements as one record, which the next write
 // at the destination chunks again. Leaves other values alone.

@@ -12,6 +12,7 @@
 #include "base/numbers.h"
 #include "commands/families.h"
 #include "commands/list_access.h"
+#include "commands/list_chunks.h"
 #include "commands/list_ops.h"
 #include "commands/list_wait.h"
 #include "commands/multi_shard.h"
@@ -311,14 +312,13 @@ Task LPos(Context& ctx) {
       maxlen = v;
     }
   }
-  ListRead l;
+  std::vector<int64_t> hits;
   std::string error;
-  if (!co_await ReadList(*ctx.store, ctx.args[1], ctx.now_ms, true, false, &l, &error)) {
+  if (!co_await FindListPositions(*ctx.store, ctx.args[1], ctx.now_ms, ctx.args[2], rank,
+                                  count < 0 ? 1 : count, maxlen, &hits, &error)) {
     ctx.reply->Error(error);
     co_return;
   }
-  std::vector<int64_t> hits =
-      FindPositions(l.view, ctx.args[2], rank, count < 0 ? 1 : count, maxlen);
   if (count < 0) {
     if (hits.empty()) {
       ctx.reply->Null();

@@ -150,6 +150,11 @@ class ListChunkStoreTest : public ::testing::Test {
     EXPECT_EQ(one[mid - base], model[mid]);
   }
 
+  Task FindTask(std::string_view element, int64_t rank, int64_t count, int64_t maxlen,
+                std::vector<int64_t>* out, bool* ok, std::string* error) {
+    *ok = co_await FindListPositions(*store_, "list", 0, element, rank, count, maxlen, out, error);
+  }
+
   bool Chunked() {
     uint64_t size, base;
     bool chunked = false;
@@ -278,6 +283,37 @@ TEST_F(ListChunkStoreTest, EditsMatchAModelAcrossTheThreshold) {
     Check(model);
   }
   EXPECT_FALSE(store_->Lookup("list", 0).exists);
+}
+
+TEST_F(ListChunkStoreTest, PositionsSearchChunkByChunkInBothDirections) {
+  std::vector<std::string> model;
+  for (size_t i = 0; i < 3 * kListChunkEntries + 11; ++i) {
+    model.push_back(i % 1000 == 7 ? "hit" : "e" + std::to_string(i));
+  }
+  Elements all = Views(model);
+  Edit(ListScope::Tail(1), [&](const ListWindow&, bool, Elements* e) {
+    *e = all;
+    return Rewrite::kWrite;
+  });
+  ASSERT_TRUE(Chunked());
+  std::string encoded = EncodeList(all);
+  ListView whole;
+  ASSERT_TRUE(whole.Parse(encoded));
+  for (int64_t rank : {1, 2, 5, -1, -3, 20, -20}) {
+    for (int64_t count : {0, 1, 2}) {
+      for (int64_t maxlen : {0, 5000, 100}) {
+        std::vector<int64_t> got;
+        std::string error;
+        bool ok = false;
+        ASSERT_TRUE(worker_.RunServing(store_.get(), [&]() -> Task {
+          return FindTask("hit", rank, count, maxlen, &got, &ok, &error);
+        }));
+        ASSERT_TRUE(ok) << error;
+        EXPECT_EQ(got, FindPositions(whole, "hit", rank, count, maxlen))
+            << rank << " " << count << " " << maxlen;
+      }
+    }
+  }
 }
 
 }  // namespace
