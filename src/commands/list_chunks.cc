@@ -346,15 +346,24 @@ TaskOf<bool> FindListPositions(Store& st, std::string_view key, int64_t now_ms,
   }
 }
 
+TaskOf<bool> ListAsOneRecord(Store& st, std::string_view key, int64_t now_ms, std::string* value,
+                             std::string* error) {
+  if (!IsChunkRoot(*value)) co_return true;
+  ListRead all;
+  if (!co_await ReadList(st, key, now_ms, false, true, &all, error)) co_return false;
+  if (!all.info.exists) co_return true;
+  if (!all.chunked) {
+    value->assign(all.copy);
+  } else {
+    value->assign(all.chunk_bytes.size() == 1 ? all.chunk_bytes[0] : all.copy);
+  }
+  co_return true;
+}
+
 TaskOf<bool> PrepareListMove(Store& st, std::string_view src, std::string_view dst, int64_t now_ms,
                              std::string* value, std::string* error) {
-  if (!IsChunkRoot(*value) || KeyHashSlot(src) == KeyHashSlot(dst)) co_return true;
-  ListRead all;
-  if (!co_await ReadList(st, src, now_ms, false, true, &all, error)) co_return false;
-  if (!all.info.exists) co_return true;
-  *value = all.chunked ? std::string(all.copy.empty() ? all.chunk_bytes[0] : all.copy)
-                       : std::string(all.record.value);
-  co_return true;
+  if (KeyHashSlot(src) == KeyHashSlot(dst)) co_return true;
+  co_return co_await ListAsOneRecord(st, src, now_ms, value, error);
 }
 
 }  // namespace lavik

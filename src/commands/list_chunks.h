@@ -81,9 +81,16 @@ TaskOf<bool> FindListPositions(Store& st, std::string_view key, int64_t now_ms,
                                std::string_view element, int64_t rank, int64_t count,
                                int64_t maxlen, std::vector<int64_t>* out, std::string* error);
 
+// If *value (the value of list `key`, just read) is a chunk root, replaces it with the whole
+// list as one record: what a copy of the value under another key must hold, since the chunks
+// belong to this key's collection id (a second root naming them would lose them to this key's
+// next copy-on-write). COPY needs this for lists. O(n).
+TaskOf<bool> ListAsOneRecord(Store& st, std::string_view key, int64_t now_ms, std::string* value,
+                             std::string* error);
+
 // RENAME of a list to a key in another hash slot: the chunks are routed by the source's slot,
-// so a chunked value (in *value) is replaced by its elements as one record, which the next write
-// at the destination chunks again. Leaves other values alone.
+// so a chunked value (in *value) becomes one record (ListAsOneRecord), which the next write at
+// the destination chunks again. Within one slot the root moves as it is.
 TaskOf<bool> PrepareListMove(Store& st, std::string_view src, std::string_view dst, int64_t now_ms,
                              std::string* value, std::string* error);
 
