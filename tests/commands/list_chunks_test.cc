@@ -15,6 +15,7 @@ namespace lavik {
 namespace {
 
 using Elements = std::vector<std::string_view>;
+using storage_test::Del;
 using storage_test::TestWorker;
 
 std::vector<std::string> Numbered(size_t from, size_t n) {
@@ -153,6 +154,19 @@ class ListChunkStoreTest : public ::testing::Test {
   Task FindTask(std::string_view element, int64_t rank, int64_t count, int64_t maxlen,
                 std::vector<int64_t>* out, bool* ok, std::string* error) {
     *ok = co_await FindListPositions(*store_, "list", 0, element, rank, count, maxlen, out, error);
+  }
+
+  Task RootTask(ChunkRoot* root) {
+    ListRead l;
+    std::string error;
+    const bool ok =
+        co_await ReadList(*store_, "list", 0, false, false, &l, &error, ListScope::Count());
+    EXPECT_TRUE(ok && l.chunked) << error;
+    *root = l.root;
+  }
+  Task ReadErrorTask(ListScope scope, bool* ok, std::string* error) {
+    ListRead l;
+    *ok = co_await ReadList(*store_, "list", 0, false, false, &l, error, scope);
   }
 
   bool Chunked() {
@@ -314,6 +328,30 @@ TEST_F(ListChunkStoreTest, PositionsSearchChunkByChunkInBothDirections) {
       }
     }
   }
+}
+
+TEST_F(ListChunkStoreTest, AMissingChunkUnderAnUnchangedRootIsReportedNotLooped) {
+  std::vector<std::string> model = Numbered(0, 2 * kListChunkEntries + 1);
+  Elements all = Views(model);
+  Edit(ListScope::Tail(1), [&](const ListWindow&, bool, Elements* e) {
+    *e = all;
+    return Rewrite::kWrite;
+  });
+  ChunkRoot root;
+  ASSERT_TRUE(worker_.RunServing(store_.get(), [&]() -> Task { return RootTask(&root); }));
+  ASSERT_EQ(root.chunks.size(), 3u);
+  ASSERT_TRUE(Del(*store_, ChunkKey(root.slot, root.id, root.chunks[1].number)).ok());
+  std::string error;
+  bool ok = true;
+  ASSERT_TRUE(worker_.RunServing(store_.get(), [&]() -> Task {
+    return ReadErrorTask(ListScope::Index(kListChunkEntries + 5), &ok, &error);
+  }));
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(error, kErrListCorrupt);
+  // The chunks that are there still answer.
+  uint64_t size, base;
+  bool chunked;
+  EXPECT_EQ(ReadAll(ListScope::Index(3), &size, &base, &chunked)[3], model[3]);
 }
 
 }  // namespace
