@@ -134,6 +134,13 @@ TaskOf<bool> RewriteCollectionOrReply(Context& ctx, ValueType type, Modify modif
   co_return ok;
 }
 
+// If *value (the value of collection `key`, just read) is a chunk root, replaces it with the
+// whole collection as one record: what a copy under another key must hold, since the chunks
+// belong to this key's collection id (a second root naming them would lose them to this key's
+// next copy-on-write). COPY needs this. O(n).
+TaskOf<bool> CollectionAsOneRecord(Store& st, std::string_view key, ValueType type, int64_t now_ms,
+                                   std::string* value, std::string* error);
+
 // RENAME of a chunked collection to a key of another hash slot: its chunks must live in the
 // new key's slot (so its shard, under any --threads), so *value (the root read from `src`)
 // becomes the whole collection in one record (O(n), rechunked by its next write). Anything else

@@ -216,16 +216,11 @@ TaskOf<bool> StoreCollectionRead(Store& st, std::string_view key, ValueType type
                                   error);
 }
 
-TaskOf<bool> PrepareCollectionMove(Store& st, std::string_view src, std::string_view dst,
-                                   ValueType type, int64_t now_ms, std::string* value,
-                                   std::string* error) {
-  ChunkRoot root;
-  if (!IsCollectionType(type) || !IsChunkRoot(*value) || !ParseChunkRoot(*value, &root) ||
-      root.slot == KeyHashSlot(dst)) {
-    co_return true;
-  }
+TaskOf<bool> CollectionAsOneRecord(Store& st, std::string_view key, ValueType type, int64_t now_ms,
+                                   std::string* value, std::string* error) {
+  if (!IsCollectionType(type) || !IsChunkRoot(*value)) co_return true;
   CollectionRead whole;
-  if (!co_await ReadCollection(st, src, type, now_ms, false, true, &whole, error)) {
+  if (!co_await ReadCollection(st, key, type, now_ms, false, true, &whole, error)) {
     co_return false;
   }
   if (whole.covered.size() == 1) {
@@ -234,6 +229,17 @@ TaskOf<bool> PrepareCollectionMove(Store& st, std::string_view src, std::string_
     *value = std::move(whole.copy);
   }
   co_return true;
+}
+
+TaskOf<bool> PrepareCollectionMove(Store& st, std::string_view src, std::string_view dst,
+                                   ValueType type, int64_t now_ms, std::string* value,
+                                   std::string* error) {
+  ChunkRoot root;
+  if (!IsCollectionType(type) || !IsChunkRoot(*value) || !ParseChunkRoot(*value, &root) ||
+      root.slot == KeyHashSlot(dst)) {
+    co_return true;
+  }
+  co_return co_await CollectionAsOneRecord(st, src, type, now_ms, value, error);
 }
 
 }  // namespace lavik

@@ -7,6 +7,8 @@
 
 #include "base/ascii.h"
 #include "base/numbers.h"
+#include "commands/collection_access.h"
+#include "commands/list_chunks.h"
 #include "commands/multi_shard.h"
 #include "protocol/errors.h"
 
@@ -25,7 +27,11 @@ TaskOf<bool> ReadKeyCopy(Store& st, std::string_view key, int64_t now_ms, KeyCop
   out->type = info.type;
   out->record.assign(r.value.data(), r.value.size());
   out->expire_ms = info.expire_ms;
-  co_return true;
+  // A chunked value's chunks belong to this key: the copy takes the entries themselves.
+  if (info.type == ValueType::kList) {
+    co_return co_await ListAsOneRecord(st, key, now_ms, &out->record, error);
+  }
+  co_return co_await CollectionAsOneRecord(st, key, info.type, now_ms, &out->record, error);
 }
 
 TaskOf<bool> WriteKeyCopy(Store& st, std::string_view key, const KeyCopy& copy,

@@ -11,6 +11,7 @@
 #include "base/numbers.h"
 #include "commands/collection_access.h"
 #include "commands/families.h"
+#include "commands/list_chunks.h"
 #include "commands/multi_shard.h"
 #include "commands/stream_wait.h"
 #include "protocol/errors.h"
@@ -239,8 +240,13 @@ Task RenameGeneric(Context& ctx, bool nx) {
     ReadResult r = co_await st.ReadValue(src, src_info);
     if (r.ok()) {
       value.assign(r.value.data(), r.value.size());
-      // A chunked collection moving to another slot takes its entries along (collections.md).
-      co_await PrepareCollectionMove(st, src, dst, src_info.type, ctx.now_ms, &value, &error);
+      // A chunked value moving to another slot takes its entries along (collections.md): its
+      // chunks are routed by the source's slot.
+      if (src_info.type == ValueType::kList) {
+        co_await PrepareListMove(st, src, dst, ctx.now_ms, &value, &error);
+      } else {
+        co_await PrepareCollectionMove(st, src, dst, src_info.type, ctx.now_ms, &value, &error);
+      }
     } else {
       error = r.status == ReadResult::Status::kError ? r.error : std::string(kErrNoSuchKey);
     }

@@ -1,7 +1,9 @@
 // List commands: LPUSH/RPUSH(X), LPOP/RPOP, LLEN, LRANGE, LINDEX, LSET, LINSERT, LREM, LTRIM,
 // LPOS, LMOVE/RPOPLPUSH, LMPOP. A list is one record holding its elements in order
-// (storage/list_record.h, doc/collections.md); every write rewrites it. LMOVE and LMPOP take
-// their keys' shard locks (multi_shard.h), so they are atomic across workers as in Redis.
+// (storage/list_record.h), or once large a root plus chunks in list order (list_chunks.h); a
+// command names the window it needs (list_access.h ListScope) and only those chunks are read
+// and rewritten (doc/collections.md). LMOVE and LMPOP take their keys' shard locks
+// (multi_shard.h), so they are atomic across workers as in Redis.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "base/numbers.h"
 #include "commands/families.h"
 #include "commands/list_access.h"
+#include "commands/list_chunks.h"
 #include "commands/list_ops.h"
 #include "commands/multi_shard.h"
 
@@ -23,14 +26,14 @@ Task PushGeneric(Context& ctx, bool left, bool only_if_exists) {
   int64_t len = 0;
   std::string error;
   bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](const ListView&, bool exists, Elements* e) {
+      *ctx.store, ctx.args[1], ctx.now_ms, left ? ListScope::Head(1) : ListScope::Tail(1),
+      [&](const ListWindow& w, bool exists, Elements* e) {
         if (!exists && only_if_exists) {
           len = 0;
           return Rewrite::kUnchanged;
         }
         PushElements(e, ctx.args.subspan(2), left);
-        len = static_cast<int64_t>(e->size());
+        len = static_cast<int64_t>(w.size + ctx.args.size() - 2);
         return Rewrite::kWrite;
       },
       &error);
@@ -62,8 +65,8 @@ Task PopGeneric(Context& ctx, bool left) {
   bool existed = false;
   std::string error;
   bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](const ListView&, bool exists, Elements* e) {
+      *ctx.store, ctx.args[1], ctx.now_ms, left ? ListScope::Head(count) : ListScope::Tail(count),
+      [&](const ListWindow&, bool exists, Elements* e) {
         existed = exists;
         popped.clear();
         if (!exists || count == 0) return Rewrite::kUnchanged;
@@ -93,11 +96,12 @@ Task RPop(Context& ctx) { co_await PopGeneric(ctx, false); }
 Task LLen(Context& ctx) {
   ListRead l;
   std::string error;
-  if (!co_await ReadList(*ctx.store, ctx.args[1], ctx.now_ms, true, false, &l, &error)) {
+  if (!co_await ReadList(*ctx.store, ctx.args[1], ctx.now_ms, true, false, &l, &error,
+                         ListScope::Count())) {
     ctx.reply->Error(error);
     co_return;
   }
-  ctx.reply->Integer(l.view.size());
+  ctx.reply->Integer(static_cast<int64_t>(l.size));
 }
 
 Task LRange(Context& ctx) {
@@ -108,17 +112,18 @@ Task LRange(Context& ctx) {
   }
   ListRead l;
   std::string error;
-  if (!co_await ReadList(*ctx.store, ctx.args[1], ctx.now_ms, true, false, &l, &error)) {
+  if (!co_await ReadList(*ctx.store, ctx.args[1], ctx.now_ms, true, false, &l, &error,
+                         ListScope::Range(start, stop))) {
     ctx.reply->Error(error);
     co_return;
   }
   uint32_t from, to;
-  if (!ClampRange(l.view.size(), start, stop, &from, &to)) {
+  if (!ClampRange(static_cast<uint32_t>(l.size), start, stop, &from, &to)) {
     ctx.reply->Array(0);
     co_return;
   }
   ctx.reply->Array(to - from + 1);
-  for (uint32_t i = from; i <= to; ++i) ctx.reply->Bulk(l.view.element(i));
+  for (uint32_t i = from; i <= to; ++i) ctx.reply->Bulk(l.view.element(i - l.base));
 }
 
 Task LIndex(Context& ctx) {
@@ -129,15 +134,16 @@ Task LIndex(Context& ctx) {
   }
   ListRead l;
   std::string error;
-  if (!co_await ReadList(*ctx.store, ctx.args[1], ctx.now_ms, true, false, &l, &error)) {
+  if (!co_await ReadList(*ctx.store, ctx.args[1], ctx.now_ms, true, false, &l, &error,
+                         ListScope::Index(index))) {
     ctx.reply->Error(error);
     co_return;
   }
   uint32_t i;
-  if (!ResolveIndex(l.view.size(), index, &i)) {
+  if (!ResolveIndex(static_cast<uint32_t>(l.size), index, &i)) {
     ctx.reply->Null();
   } else {
-    ctx.reply->Bulk(l.view.element(i));
+    ctx.reply->Bulk(l.view.element(i - static_cast<uint32_t>(l.base)));
   }
 }
 
@@ -150,19 +156,19 @@ Task LSet(Context& ctx) {
   std::string_view failure;
   std::string error;
   bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](const ListView&, bool exists, Elements* e) {
+      *ctx.store, ctx.args[1], ctx.now_ms, ListScope::Index(index),
+      [&](const ListWindow& w, bool exists, Elements* e) {
         uint32_t i;
         failure = {};
         if (!exists) {
           failure = kErrNoSuchKey;
           return Rewrite::kUnchanged;
         }
-        if (!ResolveIndex(static_cast<uint32_t>(e->size()), index, &i)) {
+        if (!ResolveIndex(static_cast<uint32_t>(w.size), index, &i)) {
           failure = kErrIndexRange;
           return Rewrite::kUnchanged;
         }
-        (*e)[i] = ctx.args[3];
+        (*e)[i - w.base] = ctx.args[3];
         return Rewrite::kWrite;
       },
       &error);
@@ -241,15 +247,16 @@ Task LTrim(Context& ctx) {
   }
   std::string error;
   bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](const ListView&, bool exists, Elements* e) {
+      *ctx.store, ctx.args[1], ctx.now_ms, ListScope::Trim(start, stop),
+      [&](const ListWindow& w, bool exists, Elements* e) {
         if (!exists) return Rewrite::kUnchanged;
         uint32_t from, to;
-        if (!ClampRange(static_cast<uint32_t>(e->size()), start, stop, &from, &to)) {
+        if (!ClampRange(static_cast<uint32_t>(w.size), start, stop, &from, &to)) {
           e->clear();
         } else {
-          e->erase(e->begin() + to + 1, e->end());
-          e->erase(e->begin(), e->begin() + from);
+          // The window starts at w.base (the chunk of `from`, or the whole list).
+          e->erase(e->begin() + (to - w.base) + 1, e->end());
+          e->erase(e->begin(), e->begin() + (from - w.base));
         }
         return Rewrite::kWrite;
       },
@@ -303,14 +310,13 @@ Task LPos(Context& ctx) {
       maxlen = v;
     }
   }
-  ListRead l;
+  std::vector<int64_t> hits;
   std::string error;
-  if (!co_await ReadList(*ctx.store, ctx.args[1], ctx.now_ms, true, false, &l, &error)) {
+  if (!co_await FindListPositions(*ctx.store, ctx.args[1], ctx.now_ms, ctx.args[2], rank,
+                                  count < 0 ? 1 : count, maxlen, &hits, &error)) {
     ctx.reply->Error(error);
     co_return;
   }
-  std::vector<int64_t> hits =
-      FindPositions(l.view, ctx.args[2], rank, count < 0 ? 1 : count, maxlen);
   if (count < 0) {
     if (hits.empty()) {
       ctx.reply->Null();

@@ -111,48 +111,56 @@ bool ParseSideOrReply(Context& ctx, std::string_view arg, bool* left) {
 
 Task MoveOnce(Context& ctx, KeyPlan& plan, bool from_left, bool to_left, MoveResult* out) {
   const std::string_view src = plan.keys()[0], dst = plan.keys()[1];
-  while (true) {
-    ListRead from;
-    co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
-      co_await ReadList(st, src, ctx.now_ms, false, true, &from, &out->error);
-    });
-    if (!out->error.empty() || !from.info.exists) co_return;
-    co_await plan.On(plan.shard_of(1), [&](Store& st) {
-      KeyInfo info = st.Lookup(dst, ctx.now_ms);
-      if (info.exists && info.type != ValueType::kList) out->error = kErrWrongType;
-    });
-    if (!out->error.empty()) co_return;
-    std::vector<std::string_view> e = from.view.Elements();
-    std::vector<std::string> popped;
-    PopElements(&e, 1, from_left, &popped);
-    out->element = std::move(popped[0]);
-    if (src == dst) {
-      // Rotation of the one list: a single rewrite.
-      const std::string_view one[] = {out->element};
-      PushElements(&e, one, to_left);
-    }
-    bool applied = false;
-    co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
-      co_await StoreCollection(st, src, ValueType::kList, from.info.loc, EncodeList(e),
-                               from.info.expire_ms, &applied, &out->error);
-    });
-    if (!out->error.empty()) co_return;
-    if (!applied) continue;  // a write slipped in before the locks were taken: start over
-    out->moved = true;
-    out->dst_shard = plan.shard_of(1);
-    if (src == dst) co_return;
-    co_await plan.Run(plan.shard_of(1), [&](Store& st) -> Task {
-      const std::string_view one[] = {out->element};
-      co_await RewriteList(
-          st, dst, ctx.now_ms,
-          [&](const ListView&, bool, std::vector<std::string_view>* d) {
-            PushElements(d, one, to_left);
-            return Rewrite::kWrite;
-          },
-          &out->error);
-    });
+  ListRead from;
+  co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
+    co_await ReadList(st, src, ctx.now_ms, false, false, &from, &out->error, ListScope::Count());
+  });
+  if (!out->error.empty() || !from.info.exists) co_return;
+  co_await plan.On(plan.shard_of(1), [&](Store& st) {
+    KeyInfo info = st.Lookup(dst, ctx.now_ms);
+    if (info.exists && info.type != ValueType::kList) out->error = kErrWrongType;
+  });
+  if (!out->error.empty()) co_return;
+  // The plan's locks keep other writers out from here on. Popping and pushing touch only the
+  // edge chunks of a chunked list (list_chunks.h); a one-record list rotated onto itself is
+  // still a single rewrite.
+  const bool rotate_whole = src == dst && !from.chunked;
+  const ListScope pop_scope = rotate_whole ? ListScope::All()
+                              : from_left  ? ListScope::Head(1)
+                                           : ListScope::Tail(1);
+  co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
+    co_await RewriteList(
+        st, src, ctx.now_ms, pop_scope,
+        [&](const ListWindow&, bool exists, std::vector<std::string_view>* e) {
+          out->moved = exists;
+          if (!exists) return Rewrite::kUnchanged;
+          std::vector<std::string> popped;
+          PopElements(e, 1, from_left, &popped);
+          out->element = std::move(popped[0]);
+          if (rotate_whole) {
+            const std::string_view one[] = {out->element};
+            PushElements(e, one, to_left);
+          }
+          return Rewrite::kWrite;
+        },
+        &out->error);
+  });
+  if (!out->error.empty() || !out->moved) {
+    out->moved = false;
     co_return;
   }
+  out->dst_shard = plan.shard_of(1);
+  if (rotate_whole) co_return;
+  co_await plan.Run(plan.shard_of(1), [&](Store& st) -> Task {
+    const std::string_view one[] = {out->element};
+    co_await RewriteList(
+        st, dst, ctx.now_ms, to_left ? ListScope::Head(1) : ListScope::Tail(1),
+        [&](const ListWindow&, bool, std::vector<std::string_view>* d) {
+          PushElements(d, one, to_left);
+          return Rewrite::kWrite;
+        },
+        &out->error);
+  });
 }
 
 bool ParseMPopArgsOrReply(Context& ctx, size_t numkeys_at, MPopArgs* a) {
@@ -191,8 +199,8 @@ Task MPopOnce(Context& ctx, KeyPlan& plan, const MPopArgs& a, PopResult* out) {
     bool popped = false;
     co_await plan.Run(plan.shard_of(i), [&](Store& st) -> Task {
       co_await RewriteList(
-          st, key, ctx.now_ms,
-          [&](const ListView&, bool exists, std::vector<std::string_view>* e) {
+          st, key, ctx.now_ms, a.left ? ListScope::Head(a.count) : ListScope::Tail(a.count),
+          [&](const ListWindow&, bool exists, std::vector<std::string_view>* e) {
             out->elements.clear();
             if (!exists) return Rewrite::kUnchanged;
             PopElements(e, static_cast<uint64_t>(a.count), a.left, &out->elements);

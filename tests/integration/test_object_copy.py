@@ -127,3 +127,33 @@ def test_copy_of_a_list_wakes_a_blocked_client(server_factory):
     assert w.reply() == [b"{c}dst", b"x"]
     assert c.lrange("{c}src", 0, -1) == ["x"]
     assert c.exists("{c}dst") == 0
+
+
+def test_copy_of_large_collections_is_independent_of_its_source(r):
+    """Large enough to be chunked in lavik (doc/collections.md): the copy must hold the entries,
+    not share the source's chunks, so later writes to either side leave the other intact."""
+    n = 20000
+    members = [f"m{i}" for i in range(n)]
+    for i in range(0, n, 5000):
+        r.sadd("big:set", *members[i:i + 5000])
+        r.rpush("big:list", *members[i:i + 5000])
+        r.hset("big:hash", mapping={m: m for m in members[i:i + 5000]})
+        r.zadd("big:zset", {m: j for j, m in enumerate(members[i:i + 5000], i)})
+    for key in ("big:set", "big:list", "big:hash", "big:zset"):
+        assert r.copy(key, key + ":copy") is True
+    r.srem("big:set", *members[:100])
+    r.sadd("big:set:copy", "extra")
+    r.lpop("big:list", 100)
+    r.rpush("big:list:copy", "extra")
+    r.hdel("big:hash", *members[:100])
+    r.zrem("big:zset", *members[:100])
+    assert r.scard("big:set") == n - 100
+    assert r.scard("big:set:copy") == n + 1
+    assert r.sismember("big:set:copy", "m0") and not r.sismember("big:set", "extra")
+    assert r.llen("big:list") == n - 100 and r.lindex("big:list", 0) == "m100"
+    assert r.llen("big:list:copy") == n + 1 and r.lrange("big:list:copy", 0, 1) == ["m0", "m1"]
+    assert r.hlen("big:hash:copy") == n and r.hget("big:hash:copy", "m5") == "m5"
+    assert r.zcard("big:zset:copy") == n and r.zscore("big:zset:copy", "m7") == 7
+    r.delete("big:set", "big:list", "big:hash", "big:zset")
+    assert sorted(r.smembers("big:set:copy")) == sorted(members + ["extra"])
+    assert r.lrange("big:list:copy", -2, -1) == [members[-1], "extra"]
