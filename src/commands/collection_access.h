@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,28 +16,66 @@
 #include "commands/command.h"
 #include "protocol/errors.h"
 #include "runtime/task_of.h"
+#include "storage/chunked.h"
 #include "storage/collection.h"
 #include "storage/store.h"
 
 namespace lavik {
 
+// Which part of a collection a command needs. A one-record collection is always read whole;
+// for a chunked one (doc/collections.md) only the chunks the scope names are read.
+struct ReadScope {
+  enum class Kind {
+    kAll,      // every entry (materialised in memory from the chunks: O(n))
+    kMembers,  // the chunks holding `members` (point commands; the view holds only those)
+    kCount,    // no entries: the root's count (HLEN/SCARD/ZCARD)
+    kScan,     // chunks from the one holding `cursor`, about `count` entries (H/S/ZSCAN)
+    kRandom,   // one chunk drawn with probability count/total: a uniform pick inside it is a
+               // uniform pick of the collection (SRANDMEMBER, SPOP, HRANDFIELD, ZRANDMEMBER)
+  };
+  Kind kind = Kind::kAll;
+  std::span<const std::string_view> members;
+  uint64_t cursor = 0;
+  int64_t count = 0;
+
+  static ReadScope Members(std::span<const std::string_view> m) {
+    return ReadScope{Kind::kMembers, m, 0, 0};
+  }
+  static ReadScope Count() { return ReadScope{Kind::kCount, {}, 0, 0}; }
+  static ReadScope Scan(uint64_t cursor, int64_t count) {
+    return ReadScope{Kind::kScan, {}, cursor, count};
+  }
+  static ReadScope Random() { return ReadScope{Kind::kRandom, {}, 0, 0}; }
+};
+
 struct CollectionRead {
   KeyInfo info;         // info.exists false: no such key (view is then empty)
   ReadResult record;    // the bytes, valid until the next call on the Store
-  std::string copy;     // the bytes, when the caller asked for a copy
-  CollectionView view;  // over `copy` if copied, else over `record`
+  std::string copy;     // the bytes, when the caller asked for a copy (or concatenated chunks)
+  CollectionView view;  // over `copy` if copied, else over `record` (or one chunk's bytes)
+  uint64_t size = 0;    // entries in the whole collection (not only in the view)
+  // Chunked collections: the root, the chunks the view covers (indices into root.chunks, in
+  // order) and their bytes; scan_next is the scan cursor past the covered chunks (0: the end).
+  bool chunked = false;
+  ChunkRoot root;
+  std::vector<size_t> covered;
+  std::vector<std::string> chunk_bytes;
+  uint64_t scan_next = 0;
 };
 
 // Reads the collection at `key`, which must be of `type` (or missing): false with the error
 // text in *error on WRONGTYPE, an I/O error or a damaged encoding. `copy`: keep the bytes past
 // later Store calls (read-modify-write); `count_stats`: count a keyspace hit or miss (reads).
 // Runs on the key's worker and never touches a reply (multi-key commands call it there).
+// `scope`: what a chunked collection's view must hold (the whole collection by default).
 TaskOf<bool> ReadCollection(Store& st, std::string_view key, ValueType type, int64_t now_ms,
-                            bool count_stats, bool copy, CollectionRead* out, std::string* error);
+                            bool count_stats, bool copy, CollectionRead* out, std::string* error,
+                            ReadScope scope = {});
 
 // ReadCollection for a handler on the key's worker: replies the error itself.
 TaskOf<bool> ReadCollectionOrReply(Context& ctx, Store& st, std::string_view key, ValueType type,
-                                   bool count_stats, bool copy, CollectionRead* out);
+                                   bool count_stats, bool copy, CollectionRead* out,
+                                   ReadScope scope = {});
 
 // Writes `encoded` as the key's value if the key is still at `expected` (0: must not exist),
 // keeping `expire_ms`; an empty encoding deletes the key (Redis keeps no empty collections).
@@ -46,19 +85,30 @@ TaskOf<bool> StoreCollection(Store& st, std::string_view key, ValueType type, ui
                              std::string_view encoded, int64_t expire_ms, bool* applied,
                              std::string* error);
 
+// Writes `encoded` — the new contents of what `cur` read (the whole collection, or for a chunked
+// one the entries of the chunks cur.covered names) — if the key is still where `cur` found it,
+// keeping its TTL. A one-record collection that grows past the chunking threshold becomes
+// chunked; for a chunked one only the chunks whose entries changed are written (split when too
+// big, dropped when empty) and the root after them (storage/chunked.h CommitChunks).
+TaskOf<bool> StoreCollectionRead(Store& st, std::string_view key, ValueType type,
+                                 const CollectionRead& cur, std::string_view encoded, bool* applied,
+                                 std::string* error);
+
 enum class Rewrite { kError, kUnchanged, kWrite };
 
 // Read-modify-write of the collection at `key` on its worker, retried if another write came in
 // while it was read; the TTL stays, as in Redis. `modify(view, exists, &encoded)` either failed
 // (kError: it replied or set the error itself), needs no write (kUnchanged) or put the new
 // encoding in *encoded (kWrite; "" deletes the key). False on failure, with *error set unless
-// modify failed.
+// modify failed. `scope` (kAll or kMembers): with kMembers, a chunked collection's view holds
+// only the chunks of those members, so modify may add or remove only those members and must
+// not take v.size() for the collection's size.
 template <typename Modify>
 TaskOf<bool> RewriteCollection(Store& st, std::string_view key, ValueType type, int64_t now_ms,
-                               Modify modify, std::string* error) {
+                               Modify modify, std::string* error, ReadScope scope = {}) {
   while (true) {
     CollectionRead cur;
-    if (!co_await ReadCollection(st, key, type, now_ms, false, true, &cur, error)) {
+    if (!co_await ReadCollection(st, key, type, now_ms, false, true, &cur, error, scope)) {
       co_return false;
     }
     std::string encoded;
@@ -66,8 +116,7 @@ TaskOf<bool> RewriteCollection(Store& st, std::string_view key, ValueType type, 
     if (what == Rewrite::kError) co_return false;
     if (what == Rewrite::kUnchanged) co_return true;
     bool applied = false;
-    if (!co_await StoreCollection(st, key, type, cur.info.exists ? cur.info.loc : 0, encoded,
-                                  cur.info.expire_ms, &applied, error)) {
+    if (!co_await StoreCollectionRead(st, key, type, cur, encoded, &applied, error)) {
       co_return false;
     }
     if (applied) co_return true;
@@ -76,13 +125,28 @@ TaskOf<bool> RewriteCollection(Store& st, std::string_view key, ValueType type, 
 
 // RewriteCollection of ctx.args[1] by a handler running on its worker; replies errors.
 template <typename Modify>
-TaskOf<bool> RewriteCollectionOrReply(Context& ctx, ValueType type, Modify modify) {
+TaskOf<bool> RewriteCollectionOrReply(Context& ctx, ValueType type, Modify modify,
+                                      ReadScope scope = {}) {
   std::string error;
   bool ok = co_await RewriteCollection(*ctx.store, ctx.args[1], type, ctx.now_ms, std::move(modify),
-                                       &error);
+                                       &error, scope);
   if (!ok && !error.empty()) ctx.reply->Error(error);
   co_return ok;
 }
+
+// RENAME of a chunked collection to a key of another hash slot: its chunks must live in the
+// new key's slot (so its shard, under any --threads), so *value (the root read from `src`)
+// becomes the whole collection in one record (O(n), rechunked by its next write). Anything else
+// is left as it is. False with *error if the chunks could not be read.
+TaskOf<bool> PrepareCollectionMove(Store& st, std::string_view src, std::string_view dst,
+                                   ValueType type, int64_t now_ms, std::string* value,
+                                   std::string* error);
+
+// HDEL / SREM / ZREM key member [member ...]: removes the members, replies how many were there.
+Task RemoveMembers(Context& ctx, ValueType type);
+
+// HLEN / SCARD / ZCARD key: the entry count (a chunked collection's root holds it).
+Task ReplyCardinality(Context& ctx, ValueType type);
 
 struct ScanArgs {
   uint64_t cursor = 0;
@@ -99,6 +163,14 @@ bool ParseScanArgsOrReply(Context& ctx, ScanArgs* a);
 // Returns the next cursor (0 = done).
 template <typename Keep>
 uint64_t ScanCollection(const CollectionView& v, const ScanArgs& a, Keep keep);
+
+// The same over what ReadCollection read with ReadScope::Scan: a chunked collection's walk goes
+// on in the next chunk (chunk boundaries never split a run of equal hashes).
+template <typename Keep>
+uint64_t ScanCollection(const CollectionRead& r, const ScanArgs& a, Keep keep) {
+  const uint64_t next = ScanCollection(r.view, a, keep);
+  return next != 0 ? next : r.scan_next;
+}
 
 // A uniformly distributed value below n (n > 0); per-thread generator.
 uint64_t RandomBelow(uint64_t n);

@@ -23,8 +23,11 @@ Task SetFields(Context& ctx, bool reply_ok) {
     co_return;
   }
   int64_t added = 0;
+  std::vector<std::string_view> fields;
+  for (size_t i = 2; i + 1 < ctx.args.size(); i += 2) fields.push_back(ctx.args[i]);
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kHash, [&](const CollectionView& v, bool, std::string* out) {
+      ctx, kHash,
+      [&](const CollectionView& v, bool, std::string* out) {
         std::vector<CollectionChange> changes;
         changes.reserve(ctx.args.size() / 2 - 1);
         added = 0;
@@ -40,7 +43,8 @@ Task SetFields(Context& ctx, bool reply_ok) {
         added = std::unique(fresh.begin(), fresh.end()) - fresh.begin();
         *out = ApplyChanges(v, std::move(changes), true);
         return Rewrite::kWrite;
-      });
+      },
+      ReadScope::Members(fields));
   if (!ok) co_return;
   if (reply_ok) {
     ctx.reply->Ok();
@@ -55,18 +59,21 @@ Task HMSet(Context& ctx) { co_await SetFields(ctx, true); }
 Task HSetNx(Context& ctx) {
   bool set = false;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kHash, [&](const CollectionView& v, bool, std::string* out) {
+      ctx, kHash,
+      [&](const CollectionView& v, bool, std::string* out) {
         set = v.Find(ctx.args[2]) < 0;
         if (!set) return Rewrite::kUnchanged;
         *out = ApplyChanges(v, {{ctx.args[2], ctx.args[3], false}}, true);
         return Rewrite::kWrite;
-      });
+      },
+      ReadScope::Members(ctx.args.subspan(2, 1)));
   if (ok) ctx.reply->Integer(set ? 1 : 0);
 }
 
 Task HGet(Context& ctx) {
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
+                                      ReadScope::Members(ctx.args.subspan(2, 1)))) {
     co_return;
   }
   int64_t i = h.view.Find(ctx.args[2]);
@@ -79,7 +86,8 @@ Task HGet(Context& ctx) {
 
 Task HMGet(Context& ctx) {
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
+                                      ReadScope::Members(ctx.args.subspan(2)))) {
     co_return;
   }
   ctx.reply->Array(ctx.args.size() - 2);
@@ -93,38 +101,14 @@ Task HMGet(Context& ctx) {
   }
 }
 
-Task HDel(Context& ctx) {
-  int64_t removed = 0;
-  bool ok = co_await RewriteCollectionOrReply(
-      ctx, kHash, [&](const CollectionView& v, bool, std::string* out) {
-        std::vector<CollectionChange> changes;
-        std::vector<std::string_view> gone;
-        for (size_t i = 2; i < ctx.args.size(); ++i) {
-          if (v.Find(ctx.args[i]) >= 0) {
-            gone.push_back(ctx.args[i]);
-            changes.push_back({ctx.args[i], {}, true});
-          }
-        }
-        std::sort(gone.begin(), gone.end());
-        removed = std::unique(gone.begin(), gone.end()) - gone.begin();
-        if (removed == 0) return Rewrite::kUnchanged;
-        *out = ApplyChanges(v, std::move(changes), true);
-        return Rewrite::kWrite;
-      });
-  if (ok) ctx.reply->Integer(removed);
-}
+Task HDel(Context& ctx) { co_await RemoveMembers(ctx, kHash); }
 
-Task HLen(Context& ctx) {
-  CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h)) {
-    co_return;
-  }
-  ctx.reply->Integer(h.view.size());
-}
+Task HLen(Context& ctx) { co_await ReplyCardinality(ctx, kHash); }
 
 Task HStrLen(Context& ctx) {
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
+                                      ReadScope::Members(ctx.args.subspan(2, 1)))) {
     co_return;
   }
   int64_t i = h.view.Find(ctx.args[2]);
@@ -134,7 +118,8 @@ Task HStrLen(Context& ctx) {
 
 Task HExists(Context& ctx) {
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
+                                      ReadScope::Members(ctx.args.subspan(2, 1)))) {
     co_return;
   }
   ctx.reply->Integer(h.view.Find(ctx.args[2]) >= 0 ? 1 : 0);
@@ -172,7 +157,8 @@ Task HIncrBy(Context& ctx) {
   }
   int64_t value = 0;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kHash, [&](const CollectionView& v, bool, std::string* out) {
+      ctx, kHash,
+      [&](const CollectionView& v, bool, std::string* out) {
         value = 0;
         int64_t i = v.Find(ctx.args[2]);
         if (i >= 0 && !ParseInt64(v.value(static_cast<uint32_t>(i)), &value)) {
@@ -189,7 +175,8 @@ Task HIncrBy(Context& ctx) {
         std::string_view text(buf, FormatInt64(value, buf));
         *out = ApplyChanges(v, {{ctx.args[2], text, false}}, true);
         return Rewrite::kWrite;
-      });
+      },
+      ReadScope::Members(ctx.args.subspan(2, 1)));
   if (ok) ctx.reply->Integer(value);
 }
 
@@ -205,7 +192,8 @@ Task HIncrByFloat(Context& ctx) {
   }
   std::string text;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kHash, [&](const CollectionView& v, bool, std::string* out) {
+      ctx, kHash,
+      [&](const CollectionView& v, bool, std::string* out) {
         long double value = 0;
         int64_t i = v.Find(ctx.args[2]);
         if (i >= 0 && !ParseLongDouble(v.value(static_cast<uint32_t>(i)), &value)) {
@@ -220,7 +208,8 @@ Task HIncrByFloat(Context& ctx) {
         text = FormatLongDouble(value);
         *out = ApplyChanges(v, {{ctx.args[2], text, false}}, true);
         return Rewrite::kWrite;
-      });
+      },
+      ReadScope::Members(ctx.args.subspan(2, 1)));
   if (ok) ctx.reply->Bulk(text);
 }
 
@@ -251,7 +240,8 @@ Task HRandField(Context& ctx) {
     }
   }
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
+                                      with_count ? ReadScope() : ReadScope::Random())) {
     co_return;
   }
   const CollectionView& v = h.view;
@@ -288,11 +278,12 @@ Task HScan(Context& ctx) {
   ScanArgs a;
   if (!ParseScanArgsOrReply(ctx, &a)) co_return;
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
+                                      ReadScope::Scan(a.cursor, a.count))) {
     co_return;
   }
   std::vector<uint32_t> hits;
-  uint64_t next = ScanCollection(h.view, a, [&](uint32_t i) { hits.push_back(i); });
+  uint64_t next = ScanCollection(h, a, [&](uint32_t i) { hits.push_back(i); });
   ctx.reply->Array(2);
   ctx.reply->Bulk(std::to_string(next));
   ctx.reply->Array(hits.size() * 2);

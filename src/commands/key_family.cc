@@ -9,6 +9,7 @@
 #include "base/ascii.h"
 #include "base/glob.h"
 #include "base/numbers.h"
+#include "commands/collection_access.h"
 #include "commands/families.h"
 #include "commands/multi_shard.h"
 #include "commands/stream_wait.h"
@@ -238,6 +239,8 @@ Task RenameGeneric(Context& ctx, bool nx) {
     ReadResult r = co_await st.ReadValue(src, src_info);
     if (r.ok()) {
       value.assign(r.value.data(), r.value.size());
+      // A chunked collection moving to another slot takes its entries along (collections.md).
+      co_await PrepareCollectionMove(st, src, dst, src_info.type, ctx.now_ms, &value, &error);
     } else {
       error = r.status == ReadResult::Status::kError ? r.error : std::string(kErrNoSuchKey);
     }
@@ -305,7 +308,9 @@ Task Keys(Context& ctx) {
   for (int s = 0; s < ctx.shards->size(); ++s) {
     co_await RunOnShard(ctx, s, [&](Store& st) -> Task {
       std::vector<std::pair<uint64_t, uint64_t>> entries;
-      st.ForEachEntry([&](uint64_t fp, uint64_t l) { entries.emplace_back(fp, l); });
+      st.ForEachEntry([&](uint64_t fp, uint64_t l) {
+        if (loc::Type(l) != ValueType::kChunk) entries.emplace_back(fp, l);  // not keys
+      });
       co_await KeysOf(
           st, std::move(entries), ctx.now_ms,
           [&](std::string_view key, uint64_t) {

@@ -25,7 +25,8 @@ constexpr std::string_view kErrRangeLong =
 Task SAdd(Context& ctx) {
   int64_t added = 0;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kSet, [&](const CollectionView& v, bool, std::string* out) {
+      ctx, kSet,
+      [&](const CollectionView& v, bool, std::string* out) {
         std::vector<CollectionChange> changes;
         std::vector<std::string_view> fresh;
         for (size_t i = 2; i < ctx.args.size(); ++i) {
@@ -39,34 +40,17 @@ Task SAdd(Context& ctx) {
         if (added == 0) return Rewrite::kUnchanged;
         *out = ApplyChanges(v, std::move(changes), false);
         return Rewrite::kWrite;
-      });
+      },
+      ReadScope::Members(ctx.args.subspan(2)));
   if (ok) ctx.reply->Integer(added);
 }
 
-Task SRem(Context& ctx) {
-  int64_t removed = 0;
-  bool ok = co_await RewriteCollectionOrReply(
-      ctx, kSet, [&](const CollectionView& v, bool, std::string* out) {
-        std::vector<CollectionChange> changes;
-        std::vector<std::string_view> gone;
-        for (size_t i = 2; i < ctx.args.size(); ++i) {
-          if (v.Find(ctx.args[i]) >= 0) {
-            gone.push_back(ctx.args[i]);
-            changes.push_back({ctx.args[i], {}, true});
-          }
-        }
-        std::sort(gone.begin(), gone.end());
-        removed = std::unique(gone.begin(), gone.end()) - gone.begin();
-        if (removed == 0) return Rewrite::kUnchanged;
-        *out = ApplyChanges(v, std::move(changes), false);
-        return Rewrite::kWrite;
-      });
-  if (ok) ctx.reply->Integer(removed);
-}
+Task SRem(Context& ctx) { co_await RemoveMembers(ctx, kSet); }
 
 Task SIsMember(Context& ctx) {
   CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s,
+                                      ReadScope::Members(ctx.args.subspan(2)))) {
     co_return;
   }
   ctx.reply->Integer(s.view.Find(ctx.args[2]) >= 0 ? 1 : 0);
@@ -74,7 +58,8 @@ Task SIsMember(Context& ctx) {
 
 Task SMIsMember(Context& ctx) {
   CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s,
+                                      ReadScope::Members(ctx.args.subspan(2)))) {
     co_return;
   }
   ctx.reply->Array(ctx.args.size() - 2);
@@ -83,13 +68,7 @@ Task SMIsMember(Context& ctx) {
   }
 }
 
-Task SCard(Context& ctx) {
-  CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s)) {
-    co_return;
-  }
-  ctx.reply->Integer(s.view.size());
-}
+Task SCard(Context& ctx) { co_await ReplyCardinality(ctx, kSet); }
 
 void ReplyMembers(Context& ctx, const CollectionView& v) {
   ctx.reply->Set(v.size());
@@ -123,7 +102,9 @@ Task SRandMember(Context& ctx) {
     }
   }
   CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s)) {
+  // One random member needs one chunk of a chunked set; a count needs them all.
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s,
+                                      with_count ? ReadScope() : ReadScope::Random())) {
     co_return;
   }
   const CollectionView& v = s.view;
@@ -165,7 +146,8 @@ Task SPop(Context& ctx) {
   }
   std::vector<std::string> popped;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kSet, [&](const CollectionView& v, bool, std::string* out) {
+      ctx, kSet,
+      [&](const CollectionView& v, bool, std::string* out) {
         popped.clear();
         if (v.empty() || count == 0) return Rewrite::kUnchanged;
         const auto n = static_cast<uint32_t>(std::min<int64_t>(count, v.size()));
@@ -176,7 +158,8 @@ Task SPop(Context& ctx) {
         }
         *out = ApplyChanges(v, std::move(changes), false);
         return Rewrite::kWrite;
-      });
+      },
+      with_count ? ReadScope() : ReadScope::Random());  // SPOP key: one chunk
   if (!ok) co_return;
   if (!with_count) {
     if (popped.empty()) {
@@ -194,11 +177,12 @@ Task SScan(Context& ctx) {
   ScanArgs a;
   if (!ParseScanArgsOrReply(ctx, &a)) co_return;
   CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s,
+                                      ReadScope::Scan(a.cursor, a.count))) {
     co_return;
   }
   std::vector<uint32_t> hits;
-  uint64_t next = ScanCollection(s.view, a, [&](uint32_t i) { hits.push_back(i); });
+  uint64_t next = ScanCollection(s, a, [&](uint32_t i) { hits.push_back(i); });
   ctx.reply->Array(2);
   ctx.reply->Bulk(std::to_string(next));
   ctx.reply->Array(hits.size());
@@ -369,7 +353,8 @@ Task SMove(Context& ctx) {
   while (true) {
     CollectionRead from;
     co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
-      co_await ReadCollection(st, src, kSet, ctx.now_ms, false, true, &from, &error);
+      co_await ReadCollection(st, src, kSet, ctx.now_ms, false, true, &from, &error,
+                              ReadScope::Members({&member, 1}));
     });
     if (!error.empty() || !from.info.exists) break;
     co_await plan.On(plan.shard_of(1), [&](Store& st) {
@@ -385,8 +370,7 @@ Task SMove(Context& ctx) {
     bool applied = false;
     std::string encoded = ApplyChanges(from.view, {{member, {}, true}}, false);
     co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
-      co_await StoreCollection(st, src, kSet, from.info.loc, encoded, from.info.expire_ms, &applied,
-                               &error);
+      co_await StoreCollectionRead(st, src, kSet, from, encoded, &applied, &error);
     });
     if (!error.empty()) break;
     if (!applied) continue;  // a write slipped in before the locks were taken: start over
@@ -399,7 +383,7 @@ Task SMove(Context& ctx) {
             *out = ApplyChanges(v, {{member, {}, false}}, false);
             return Rewrite::kWrite;
           },
-          &error);
+          &error, ReadScope::Members({&member, 1}));
     });
     break;
   }

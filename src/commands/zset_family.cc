@@ -41,8 +41,11 @@ Task ZAddGeneric(Context& ctx, size_t first, ZAddFlags f) {
   bool performed = false;  // INCR: the member was added or updated
   double incr_result = 0;
   std::string error;
+  std::vector<std::string_view> members;
+  for (size_t i = 0; i < n; ++i) members.push_back(ctx.args[first + 2 * i + 1]);
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kZSet, [&](const CollectionView& v, bool exists, std::string* out) {
+      ctx, kZSet,
+      [&](const CollectionView& v, bool exists, std::string* out) {
         added = updated = 0;
         performed = false;
         if (!exists && f.xx) return Rewrite::kUnchanged;
@@ -97,7 +100,8 @@ Task ZAddGeneric(Context& ctx, size_t first, ZAddFlags f) {
         if (changes.empty()) return Rewrite::kUnchanged;
         *out = ApplyChanges(v, std::move(changes), true);
         return Rewrite::kWrite;
-      });
+      },
+      ReadScope::Members(members));
   if (!ok) co_return;
   if (f.incr) {
     if (performed) {
@@ -157,38 +161,14 @@ Task ZIncrBy(Context& ctx) {
   co_await ZAddGeneric(ctx, 2, f);
 }
 
-Task ZRem(Context& ctx) {
-  int64_t removed = 0;
-  bool ok = co_await RewriteCollectionOrReply(
-      ctx, kZSet, [&](const CollectionView& v, bool, std::string* out) {
-        std::vector<CollectionChange> changes;
-        std::vector<std::string_view> gone;
-        for (size_t i = 2; i < ctx.args.size(); ++i) {
-          if (v.Find(ctx.args[i]) >= 0) {
-            gone.push_back(ctx.args[i]);
-            changes.push_back({ctx.args[i], {}, true});
-          }
-        }
-        std::sort(gone.begin(), gone.end());
-        removed = std::unique(gone.begin(), gone.end()) - gone.begin();
-        if (removed == 0) return Rewrite::kUnchanged;
-        *out = ApplyChanges(v, std::move(changes), true);
-        return Rewrite::kWrite;
-      });
-  if (ok) ctx.reply->Integer(removed);
-}
+Task ZRem(Context& ctx) { co_await RemoveMembers(ctx, kZSet); }
 
-Task ZCard(Context& ctx) {
-  CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
-    co_return;
-  }
-  ctx.reply->Integer(z.view.size());
-}
+Task ZCard(Context& ctx) { co_await ReplyCardinality(ctx, kZSet); }
 
 Task ZScore(Context& ctx) {
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z,
+                                      ReadScope::Members(ctx.args.subspan(2, 1)))) {
     co_return;
   }
   const int64_t at = z.view.Find(ctx.args[2]);
@@ -201,7 +181,8 @@ Task ZScore(Context& ctx) {
 
 Task ZMScore(Context& ctx) {
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z,
+                                      ReadScope::Members(ctx.args.subspan(2)))) {
     co_return;
   }
   ctx.reply->Array(ctx.args.size() - 2);
@@ -363,6 +344,14 @@ Task ZPopGeneric(Context& ctx, bool max) {
 Task ZPopMin(Context& ctx) { co_await ZPopGeneric(ctx, false); }
 Task ZPopMax(Context& ctx) { co_await ZPopGeneric(ctx, true); }
 
+// ZREMRANGEBYRANK / BYSCORE / BYLEX once the range is parsed: removes it, replies the count.
+Task RemoveRangeAndReply(Context& ctx, const ZRangeSpec& spec) {
+  std::vector<std::string> members;
+  std::vector<ZEntry> removed;
+  auto pick = [&](const CollectionView& v) { return SelectFromSet(v, spec); };
+  if (co_await RemoveSorted(ctx, pick, &members, &removed)) ctx.reply->Integer(removed.size());
+}
+
 Task ZRemRangeByRank(Context& ctx) {
   int64_t start, end;
   if (!ParseInt64(ctx.args[2], &start) || !ParseInt64(ctx.args[3], &end)) {
@@ -373,10 +362,7 @@ Task ZRemRangeByRank(Context& ctx) {
   spec.by = ZRangeSpec::kRank;
   spec.start = start;
   spec.end = end;
-  std::vector<std::string> members;
-  std::vector<ZEntry> removed;
-  auto pick = [&](const CollectionView& v) { return SelectFromSet(v, spec); };
-  if (co_await RemoveSorted(ctx, pick, &members, &removed)) ctx.reply->Integer(removed.size());
+  co_await RemoveRangeAndReply(ctx, spec);
 }
 
 Task ZRemRangeByScore(Context& ctx) {
@@ -386,10 +372,7 @@ Task ZRemRangeByScore(Context& ctx) {
     ctx.reply->Error(kErrMinMaxNotFloat);
     co_return;
   }
-  std::vector<std::string> members;
-  std::vector<ZEntry> removed;
-  auto pick = [&](const CollectionView& v) { return SelectFromSet(v, spec); };
-  if (co_await RemoveSorted(ctx, pick, &members, &removed)) ctx.reply->Integer(removed.size());
+  co_await RemoveRangeAndReply(ctx, spec);
 }
 
 Task ZRemRangeByLex(Context& ctx) {
@@ -399,10 +382,7 @@ Task ZRemRangeByLex(Context& ctx) {
     ctx.reply->Error(kErrMinMaxNotLex);
     co_return;
   }
-  std::vector<std::string> members;
-  std::vector<ZEntry> removed;
-  auto pick = [&](const CollectionView& v) { return SelectFromSet(v, spec); };
-  if (co_await RemoveSorted(ctx, pick, &members, &removed)) ctx.reply->Integer(removed.size());
+  co_await RemoveRangeAndReply(ctx, spec);
 }
 
 // ZRANDMEMBER key [count [WITHSCORES]] (Redis 7.0 zrandmemberCommand).
@@ -427,7 +407,8 @@ Task ZRandMember(Context& ctx) {
     }
   }
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z,
+                                      with_count ? ReadScope() : ReadScope::Random())) {
     co_return;
   }
   const CollectionView& v = z.view;
@@ -457,11 +438,12 @@ Task ZScan(Context& ctx) {
   ScanArgs a;
   if (!ParseScanArgsOrReply(ctx, &a)) co_return;
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
+  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z,
+                                      ReadScope::Scan(a.cursor, a.count))) {
     co_return;
   }
   std::vector<uint32_t> hits;
-  uint64_t next = ScanCollection(z.view, a, [&](uint32_t i) { hits.push_back(i); });
+  uint64_t next = ScanCollection(z, a, [&](uint32_t i) { hits.push_back(i); });
   ctx.reply->Array(2);
   ctx.reply->Bulk(std::to_string(next));
   ctx.reply->Array(hits.size() * 2);

@@ -36,6 +36,8 @@ struct ShardFigures {
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
   bool defrag_running = false;
+  uint64_t lazyfree_pending = 0;  // chunks of dead chunked collections not yet freed
+  uint64_t chunk_records = 0;
 };
 
 std::string Human(uint64_t bytes) {
@@ -114,6 +116,8 @@ Task Info(Context& ctx) {
       f.bytes_read = st.device().bytes_read();
       f.bytes_written = st.device().bytes_written();
       f.defrag_running = st.defrag_running();
+      f.lazyfree_pending = st.chunks().pending();
+      f.chunk_records = st.internal_records();
       f.memory = MeasureWorker(*server, w);
     });
   }
@@ -126,6 +130,8 @@ Task Info(Context& ctx) {
     total.cache_hits += f.cache_hits;
     total.cache_misses += f.cache_misses;
     total.tombstones += f.tombstones;
+    total.lazyfree_pending += f.lazyfree_pending;
+    total.chunk_records += f.chunk_records;
     total.reads += f.reads;
     total.writes += f.writes;
     total.syncs += f.syncs;
@@ -224,6 +230,7 @@ Task Info(Context& ctx) {
     Field(&out, "mem_fragmentation_ratio",
           used == 0 ? std::string("0.00") : std::to_string(static_cast<double>(rss) / used));
     Field(&out, "mem_allocator", "libc");
+    Field(&out, "lazyfree_pending_objects", total.lazyfree_pending);
     out += "\r\n";
   }
   if (Wanted(sections, "persistence", true)) {
@@ -281,6 +288,7 @@ Task Info(Context& ctx) {
     Field(&out, "live_ratio", ratio);
     Field(&out, "keys", total.keys);
     Field(&out, "tombstones", total.tombstones);
+    Field(&out, "chunk_records", total.chunk_records);
     Field(&out, "cache_capacity", total.cache_capacity);
     Field(&out, "cache_bytes", total.cache_bytes);
     Field(&out, "cache_hits", total.cache_hits);

@@ -213,4 +213,42 @@ std::string ApplyChanges(const CollectionView& base, std::vector<CollectionChang
   return out;
 }
 
+std::string ConcatRanges(std::span<const CollectionRange> parts, bool with_values) {
+  size_t count = 0, bytes = 0;
+  // The byte span of each range: entries are laid out in order, entry i+1 right after entry i.
+  auto span_of = [](const CollectionRange& r) {
+    const CollectionView& v = *r.view;
+    const size_t from = LoadU32(v.offsets_ + size_t{r.begin} * 4);
+    const size_t to = r.end < v.count_ ? LoadU32(v.offsets_ + size_t{r.end} * 4) : v.data_.size();
+    return std::pair<size_t, size_t>(std::min(from, v.data_.size()),
+                                     std::min(std::max(from, to), v.data_.size()));
+  };
+  for (const CollectionRange& r : parts) {
+    if (r.end <= r.begin) continue;
+    count += r.end - r.begin;
+    auto [from, to] = span_of(r);
+    bytes += to - from;
+  }
+  if (count == 0) return std::string();
+  std::string out(kHeaderSize + count * 4 + bytes, '\0');
+  out[0] = static_cast<char>(kVersion);
+  out[1] = static_cast<char>(with_values ? kFlagValues : 0);
+  StoreU32(out.data() + 4, static_cast<uint32_t>(count));
+  char* offsets = out.data() + kHeaderSize;
+  char* data = offsets + count * 4;
+  size_t n = 0, at = 0;
+  for (const CollectionRange& r : parts) {
+    if (r.end <= r.begin) continue;
+    const CollectionView& v = *r.view;
+    auto [from, to] = span_of(r);
+    for (uint32_t i = r.begin; i < r.end; ++i) {
+      const size_t off = std::min<size_t>(LoadU32(v.offsets_ + size_t{i} * 4), v.data_.size());
+      StoreU32(offsets + 4 * n++, static_cast<uint32_t>(at + (std::max(off, from) - from)));
+    }
+    std::memcpy(data + at, v.data_.data() + from, to - from);
+    at += to - from;
+  }
+  return out;
+}
+
 }  // namespace lavik

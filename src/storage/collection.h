@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,8 @@ namespace lavik {
 // The order key of a member: 64-bit XXH3 with the low bit set, so it is never 0 (a scan cursor of
 // 0 means "start" and "done"). Persisted order: never change this function.
 uint64_t MemberHash(std::string_view member);
+
+struct CollectionRange;
 
 class CollectionView {
  public:
@@ -42,6 +45,7 @@ class CollectionView {
   uint32_t LowerBound(uint64_t h) const;
 
  private:
+  friend std::string ConcatRanges(std::span<const CollectionRange> parts, bool with_values);
   std::string_view Entry(uint32_t i, std::string_view* value) const;
 
   const char* offsets_ = nullptr;
@@ -67,5 +71,17 @@ std::string ApplyChanges(const CollectionView& base, std::vector<CollectionChang
 inline std::string EncodeCollection(std::vector<CollectionChange> entries, bool with_values) {
   return ApplyChanges(CollectionView(), std::move(entries), with_values);
 }
+
+// Entries [begin, end) of a view.
+struct CollectionRange {
+  const CollectionView* view;
+  uint32_t begin;
+  uint32_t end;
+};
+
+// One encoding holding the ranges' entries in the given order, which must already be the
+// collection order (the parts are consecutive hash ranges: slices of one collection, or chunks
+// of a chunked one). Copies entry bytes as they are, O(bytes); "" if there are none.
+std::string ConcatRanges(std::span<const CollectionRange> parts, bool with_values);
 
 }  // namespace lavik

@@ -284,7 +284,7 @@ RecordStatus DecodeRecord(const char* data, size_t avail, uint64_t segment_seq, 
   // Both lengths are 32-bit, so the sum cannot overflow size_t.
   size_t body = size_t{h.key_len} + h.value_len;
   if (body > kMaxRecordBody) return RecordStatus::kBadHeader;
-  if (h.type > static_cast<uint8_t>(RecordType::kStream)) return RecordStatus::kBadHeader;
+  if (h.type > static_cast<uint8_t>(RecordType::kChunk)) return RecordStatus::kBadHeader;
   if ((h.flags & ~kRecordKnownFlags) != 0) return RecordStatus::kBadHeader;
   if (h.tombstone() && h.value_len != kTombstoneValueSize) return RecordStatus::kBadHeader;
   size_t length = RecordLength(h.key_len, h.value_len);

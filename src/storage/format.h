@@ -179,7 +179,8 @@ inline constexpr size_t kRecordAlign = 8;
 // look gigabytes ahead; above Redis's own 512 MB string limit.
 inline constexpr size_t kMaxRecordBody = size_t{1} << 30;
 
-enum class RecordType : uint8_t { kString = 0, kList, kSet, kZSet, kHash, kStream };
+// kChunk: a chunk of a chunked collection, under an internal key (storage/chunked.h).
+enum class RecordType : uint8_t { kString = 0, kList, kSet, kZSet, kHash, kStream, kChunk };
 
 // RecordHeader::flags bits.
 inline constexpr uint8_t kRecordTombstone = 1;  // DEL or expiry; value is a tombstone

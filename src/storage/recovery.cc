@@ -183,7 +183,7 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
           int shard = shard_of_slot(v.header.slot);
           stores[shard]->RecoverRecord(
               Index::Fingerprint(v.key), l, static_cast<uint32_t>(v.length), v.header.tombstone(),
-              v.header.expire_ms, origin, now_ms, u.kind == SegmentKind::kLarge);
+              v.header.expire_ms, origin, now_ms, u.kind == SegmentKind::kLarge, v.value);
           max_record_seq = std::max(max_record_seq, v.header.seq);
           ++report->records;
           report->bytes += v.length;
@@ -242,7 +242,7 @@ bool WriteCheckpoint(DataFile* file, const std::vector<Store*>& stores, std::str
   uint64_t entries = 0;
   uint64_t max_seq = 0;
   for (Store* s : stores) {
-    entries += s->size() + s->tombstones().size();
+    entries += s->records() + s->tombstones().size();
     max_seq = std::max(max_seq, s->seq());
   }
   std::string payload(kCkptHeader + entries * kCkptEntry, '\0');

@@ -25,6 +25,8 @@ std::string_view TypeName(ValueType t) {
       return "hash";
     case ValueType::kStream:
       return "stream";
+    case ValueType::kChunk:
+      return "none";  // internal: no client key has this type
   }
   return "none";
 }
@@ -113,8 +115,14 @@ bool Store::ExpiredFp(uint64_t fp, int64_t now_ms) const {
   return e != 0 && e < now_ms;  // Redis: expired once now > when
 }
 
+void Store::CountInternal(uint64_t old, uint64_t now) {
+  if (old != 0 && loc::Type(old) == ValueType::kChunk) --internal_records_;
+  if (now != 0 && loc::Type(now) == ValueType::kChunk) ++internal_records_;
+}
+
 void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
   uint64_t old = index_.Upsert(fp, l);
+  CountInternal(old, l);
   if (old != 0) Unaccount(old);
   if (expire_ms != 0) {
     SetTtl(fp, expire_ms);
@@ -125,6 +133,11 @@ void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
 
 void Store::ExpireEntry(uint64_t fp, uint64_t l) {
   index_.Erase(fp, nullptr);
+  CountInternal(l, 0);
+  if (roots_unknown_ && IsCollectionType(loc::Type(l)) && !chunks_.known(fp)) {
+    expired_collections_.emplace_back(fp, l);  // the record stays: InspectExpired reads it
+  }
+  chunks_.KeyDying(fp);
   DropTtl(fp);
   cache_.Erase(fp);
   // The expired record stays on the device as the key's deletion marker; its live bytes stay
@@ -302,7 +315,11 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     // The caller re-registers the marker at its new place.
   } else if (tombstone) {
     uint64_t old;
-    if (index_.Erase(fp, &old)) Unaccount(old);
+    if (index_.Erase(fp, &old)) {
+      CountInternal(old, 0);
+      Unaccount(old);
+    }
+    chunks_.KeyDying(fp);
     DropTtl(fp);
     cache_.Erase(fp);
     uint64_t origin = 0;
@@ -314,6 +331,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
       cache_.Move(fp, expect, l);  // defrag: same value, new place; don't pull cold values in
     } else {
       cache_.Put(fp, l, value);
+      chunks_.NoteWrite(fp, value, IsCollectionType(type));
     }
   }
   ++stats_.dirty;
@@ -376,6 +394,7 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
     co_return WriteResult{};
   }
   Install(fp, l, expire_ms);
+  chunks_.NoteWrite(fp, value, IsCollectionType(type));
   ++stats_.dirty;
   co_return WriteResult{};
 }
@@ -404,10 +423,43 @@ Task Store::ReleaseLarge(uint32_t first, uint32_t count) {
   file_->AddReclaimed(count * seg_size);
 }
 
+TaskOf<bool> Store::LearnRoot(std::string_view key, uint64_t fp) {
+  uint64_t cur = 0;
+  if (!index_.Get(fp, &cur) || !IsCollectionType(loc::Type(cur)) || chunks_.known(fp)) {
+    co_return true;
+  }
+  ReadResult r = co_await ReadRecord(fp, cur, key);
+  ChunkRoot root;
+  uint64_t now = 0;
+  // Still the record we read (no suspension from here on).
+  if (r.ok() && IsChunkRoot(r.value) && ParseChunkRoot(r.value, &root) && index_.Get(fp, &now) &&
+      now == cur) {
+    chunks_.NoteRead(fp, root);
+  }
+  co_return true;
+}
+
+Task Store::InspectExpired() {
+  while (!expired_collections_.empty()) {
+    std::vector<std::pair<uint64_t, uint64_t>> batch;
+    batch.swap(expired_collections_);
+    for (const auto& [fp, l] : batch) {
+      if (tombstones_.count(l) == 0) continue;  // the marker (and its bytes) is gone already
+      ReadResult r = co_await ReadRecord(fp, l, std::string_view());
+      ChunkRoot root;
+      if (r.ok() && IsChunkRoot(r.value) && ParseChunkRoot(r.value, &root)) {
+        chunks_.QueueUnreferenced(root);
+      }
+    }
+  }
+  inspecting_ = false;
+}
+
 TaskOf<WriteResult> Store::Write(std::string_view key, ValueType type, std::string_view value,
                                  int64_t expire_ms) {
   uint64_t l;
   bool applied;
+  if (roots_unknown_) co_await LearnRoot(key, Index::Fingerprint(key));
   co_return co_await Append(key, Index::Fingerprint(key), type, value, expire_ms, 0, kAnyLoc, &l,
                             &applied);
 }
@@ -423,6 +475,7 @@ TaskOf<WriteResult> Store::Delete(std::string_view key, int64_t now_ms, bool* ex
   KeyInfo info = Lookup(key, now_ms);
   *existed = info.exists;
   if (!info.exists) co_return WriteResult{};
+  if (roots_unknown_) co_await LearnRoot(key, Index::Fingerprint(key));
   auto marker = EncodeTombstone(file_->peek_next_segment_seq());
   uint64_t l;
   bool applied;
@@ -432,6 +485,7 @@ TaskOf<WriteResult> Store::Delete(std::string_view key, int64_t now_ms, bool* ex
 }
 
 TaskOf<WriteResult> Store::DeleteIf(std::string_view key, uint64_t expected, bool* applied) {
+  if (roots_unknown_) co_await LearnRoot(key, Index::Fingerprint(key));
   auto marker = EncodeTombstone(file_->peek_next_segment_seq());
   uint64_t l;
   co_return co_await Append(key, Index::Fingerprint(key), ValueType::kString,
@@ -441,6 +495,9 @@ TaskOf<WriteResult> Store::DeleteIf(std::string_view key, uint64_t expected, boo
 
 void Store::Clear() {
   index_.Clear();
+  internal_records_ = 0;
+  chunks_.Clear();
+  expired_collections_.clear();
   ttl_.clear();
   ttl_keys_.clear();
   cache_.Clear();
@@ -499,24 +556,31 @@ size_t Store::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
 }
 
 void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone, int64_t expire_ms,
-                          uint64_t origin, int64_t now_ms, bool large) {
+                          uint64_t origin, int64_t now_ms, bool large, std::string_view value) {
   if (large) large_lens_[l] = len;
   Account(l, len);
   if (tombstone || (expire_ms != 0 && expire_ms < now_ms)) {
     uint64_t old;
-    if (index_.Erase(fp, &old)) Unaccount(old);
+    if (index_.Erase(fp, &old)) {
+      CountInternal(old, 0);
+      Unaccount(old);
+    }
+    // A root that died before the crash may still have chunks: sweep them (again).
+    chunks_.KeyDying(fp);
     DropTtl(fp);
     if (!tombstone) origin = file_->seq(file_->SegmentOf(loc::Offset(l))).load() + (large ? 0 : 1);
     tombstones_[l] = origin;
     return;
   }
   Install(fp, l, expire_ms);
+  chunks_.NoteWrite(fp, value, IsCollectionType(loc::Type(l)));
 }
 
 void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms, bool large) {
   if (large) large_lens_[l] = len;
   Account(l, len);
-  index_.Upsert(fp, l);
+  CountInternal(index_.Upsert(fp, l), l);
+  if (IsCollectionType(loc::Type(l))) roots_unknown_ = true;
   if (expire_ms != 0) SetTtl(fp, expire_ms);
 }
 
@@ -526,8 +590,40 @@ void Store::LoadTombstone(uint64_t l, uint64_t origin, uint32_t len, bool large)
   tombstones_[l] = origin;
 }
 
+Task Store::SweepChunks() {
+  // A slice per tick (~100 ms): ~5 000 chunks a second, so a 10M-member collection (~2 500
+  // chunks) is gone in about half a second without one long stall.
+  co_await SweepDeadChunks(*this, 512);
+  chunk_sweep_running_ = false;
+}
+
+bool Store::RandomEntry(uint64_t rnd, uint64_t* fp, uint64_t* loc) const {
+  // Chunk records are not keys: draw again (a few times; RANDOMKEY retries as well).
+  for (int i = 0; i < 64; ++i) {
+    if (!index_.Random(rnd, fp, loc)) return false;
+    if (loc::Type(*loc) != ValueType::kChunk) return true;
+    // A full mix (splitmix64's finaliser): every bit of the next draw changes, not only the
+    // high ones an LCG step would (callers step their own generator with an LCG).
+    rnd += 0x9E3779B97F4A7C15ULL;
+    rnd = (rnd ^ (rnd >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    rnd = (rnd ^ (rnd >> 27)) * 0x94D049BB133111EBULL;
+    rnd ^= rnd >> 31;
+  }
+  return false;
+}
+
 void Store::Tick(int64_t now_ms) {
   log_.Tick(now_ms);
+  if (!expired_collections_.empty() && !inspecting_) {
+    inspecting_ = true;
+    Task t = InspectExpired();
+    t.Start(nullptr, nullptr);
+  }
+  if (chunks_.pending() > 0 && !chunk_sweep_running_) {
+    chunk_sweep_running_ = true;
+    Task t = SweepChunks();
+    t.Start(nullptr, nullptr);
+  }
   if (!pending_release_.empty()) {
     std::vector<std::pair<uint32_t, uint32_t>> runs;
     runs.swap(pending_release_);

@@ -29,6 +29,7 @@
 
 #include "runtime/task.h"
 #include "runtime/task_of.h"
+#include "storage/chunked.h"
 #include "storage/data_file.h"
 #include "storage/device.h"
 #include "storage/index.h"
@@ -111,7 +112,11 @@ class Store {
   KeyInfo Lookup(std::string_view key, int64_t now_ms);
   // As Lookup, counting a keyspace hit or miss (read commands, as Redis does).
   KeyInfo LookupRead(std::string_view key, int64_t now_ms);
-  size_t size() const { return index_.size(); }
+  // Client-visible keys (chunk records of chunked collections are not keys).
+  size_t size() const { return index_.size() - internal_records_; }
+  // Every index entry, keys and internal records (checkpoints).
+  size_t records() const { return index_.size(); }
+  size_t internal_records() const { return internal_records_; }
   size_t expires() const { return ttl_.size(); }
 
   // --- Reads ---
@@ -165,11 +170,12 @@ class Store {
   // Index entries in fingerprint order from cursor; returns the next cursor (0 = done).
   uint64_t ScanIndex(uint64_t cursor, size_t count,
                      const std::function<void(uint64_t fp, uint64_t loc)>& fn) const {
-    return index_.Scan(cursor, count, fn);
+    // Chunk records are not keys (storage/chunked.h).
+    return index_.Scan(cursor, count, [&](uint64_t fp, uint64_t l) {
+      if (loc::Type(l) != ValueType::kChunk) fn(fp, l);
+    });
   }
-  bool RandomEntry(uint64_t rnd, uint64_t* fp, uint64_t* loc) const {
-    return index_.Random(rnd, fp, loc);
-  }
+  bool RandomEntry(uint64_t rnd, uint64_t* fp, uint64_t* loc) const;
   void ForEachEntry(const std::function<void(uint64_t fp, uint64_t loc)>& fn) const {
     index_.ForEach(fn);
   }
@@ -177,8 +183,9 @@ class Store {
 
   // --- Start-up and checkpoint ---
   // Recovery: applies a record found in the log (log order). `loc` is its location word.
+  // `value` (when known) lets the chunk registry learn the roots of chunked collections.
   void RecoverRecord(uint64_t fp, uint64_t loc, uint32_t len, bool tombstone, int64_t expire_ms,
-                     uint64_t origin, int64_t now_ms, bool large);
+                     uint64_t origin, int64_t now_ms, bool large, std::string_view value = {});
   // After recovery or a checkpoint load: the per-shard record seq continues from `seq`.
   void set_seq(uint64_t seq) { seq_ = std::max(seq_, seq); }
   uint64_t seq() const { return seq_; }
@@ -210,6 +217,9 @@ class Store {
   size_t index_memory() const { return index_.memory_bytes(); }
   size_t ttl_memory() const { return ttl_.size() * 48 + ttl_keys_.capacity() * 8; }
   void NoteWrite() { ++stats_.dirty; }
+  // Chunked collections: the roots this shard knows and the dead chunks its sweep deletes.
+  ChunkRegistry& chunks() { return chunks_; }
+  const ChunkRegistry& chunks() const { return chunks_; }
   // WATCH: set only while some client watches a key of this shard, so a write pays one branch.
   void set_key_observer(KeyObserver* o) { key_observer_ = o; }
   KeyObserver* key_observer() const { return key_observer_; }
@@ -231,6 +241,12 @@ class Store {
   TaskOf<WriteResult> AppendLarge(std::string_view key, uint64_t fp, ValueType type,
                                   std::string_view value, int64_t expire_ms, uint64_t* loc_out);
   void Install(uint64_t fp, uint64_t loc, int64_t expire_ms);
+  void CountInternal(uint64_t old_loc, uint64_t new_loc);
+  Task SweepChunks();
+  // After a start from a checkpoint (no values seen), the registry may not know a root yet:
+  // these learn it before a write replaces the key, or from the expired record afterwards.
+  TaskOf<bool> LearnRoot(std::string_view key, uint64_t fp);
+  Task InspectExpired();
   void Unaccount(uint64_t loc);
   void Account(uint64_t loc, uint64_t len);
   uint64_t RecordLen(uint64_t loc) const;
@@ -271,6 +287,12 @@ class Store {
   bool defrag_paused_ = false;
   int64_t cache_mb_applied_ = -1;
   KeyObserver* key_observer_ = nullptr;
+  size_t internal_records_ = 0;  // index entries of type kChunk
+  ChunkRegistry chunks_;
+  bool chunk_sweep_running_ = false;
+  bool roots_unknown_ = false;  // collections were loaded from a checkpoint
+  std::vector<std::pair<uint64_t, uint64_t>> expired_collections_;  // (fp, loc) to inspect
+  bool inspecting_ = false;
 };
 
 }  // namespace lavik

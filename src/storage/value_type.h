@@ -6,8 +6,14 @@
 
 namespace lavik {
 
-enum class ValueType : uint8_t { kString = 0, kList, kSet, kZSet, kHash, kStream };
+// kChunk: an internal chunk record of a chunked collection (storage/chunked.h); never a client
+// key's type, and skipped by KEYS/SCAN/RANDOMKEY/DBSIZE.
+enum class ValueType : uint8_t { kString = 0, kList, kSet, kZSet, kHash, kStream, kChunk };
 std::string_view TypeName(ValueType t);
+// The member-hash-sorted collections (storage/collection.h), which may be chunked.
+inline bool IsCollectionType(ValueType t) {
+  return t == ValueType::kSet || t == ValueType::kZSet || t == ValueType::kHash;
+}
 
 // Location word (doc/index.md): bits 0..37 record offset / 8, bits 38..58 record length / 8
 // (0 = a large record: read its header to learn the length), bits 59..61 value type, bit 62 the
