@@ -12,6 +12,7 @@
 #include "commands/collection_access.h"
 #include "commands/families.h"
 #include "commands/multi_shard.h"
+#include "commands/stream_chunked.h"
 #include "commands/stream_wait.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
@@ -241,6 +242,9 @@ Task RenameGeneric(Context& ctx, bool nx) {
       value.assign(r.value.data(), r.value.size());
       // A chunked collection moving to another slot takes its entries along (collections.md).
       co_await PrepareCollectionMove(st, src, dst, src_info.type, ctx.now_ms, &value, &error);
+      if (error.empty()) {
+        co_await PrepareStreamMove(st, src, dst, src_info.type, ctx.now_ms, &value, &error);
+      }
     } else {
       error = r.status == ReadResult::Status::kError ? r.error : std::string(kErrNoSuchKey);
     }

@@ -85,10 +85,13 @@ bool ParseChunkRoot(std::string_view v, ChunkRoot* out) {
   out->total = Load<uint64_t>(p + 8);
   out->id = Load<uint64_t>(p + 16);
   out->next_number = Load<uint64_t>(p + 24);
-  if (n == 0 || (v.size() - kRootHeader) / kRootEntry != n ||
-      (v.size() - kRootHeader) % kRootEntry != 0) {
+  const bool has_tail = (out->flags & kRootFlagTail) != 0;
+  if (n == 0 || (v.size() - kRootHeader) / kRootEntry < n ||
+      (!has_tail && v.size() != kRootHeader + size_t{n} * kRootEntry)) {
     return false;
   }
+  out->tail.clear();
+  if (has_tail) out->tail.assign(v.substr(kRootHeader + size_t{n} * kRootEntry));
   out->chunks.resize(n);
   uint64_t sum = 0;
   for (uint32_t i = 0; i < n; ++i) {
@@ -105,7 +108,7 @@ bool ParseChunkRoot(std::string_view v, ChunkRoot* out) {
 
 std::string EncodeChunkRoot(const ChunkRoot& r) {
   std::string out;
-  out.reserve(kRootHeader + r.chunks.size() * kRootEntry);
+  out.reserve(kRootHeader + r.chunks.size() * kRootEntry + r.tail.size());
   out.push_back(static_cast<char>(kRootVersion));
   out.push_back(static_cast<char>(r.flags));
   Put<uint16_t>(&out, r.slot);
@@ -119,6 +122,7 @@ std::string EncodeChunkRoot(const ChunkRoot& r) {
     Put<uint32_t>(&out, c.count);
     Put<uint32_t>(&out, 0);
   }
+  if ((r.flags & kRootFlagTail) != 0) out.append(r.tail);
   return out;
 }
 

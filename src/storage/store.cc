@@ -134,7 +134,7 @@ void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
 void Store::ExpireEntry(uint64_t fp, uint64_t l) {
   index_.Erase(fp, nullptr);
   CountInternal(l, 0);
-  if (roots_unknown_ && IsCollectionType(loc::Type(l)) && !chunks_.known(fp)) {
+  if (roots_unknown_ && MayBeChunkRoot(loc::Type(l)) && !chunks_.known(fp)) {
     expired_collections_.emplace_back(fp, l);  // the record stays: InspectExpired reads it
   }
   chunks_.KeyDying(fp);
@@ -331,7 +331,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
       cache_.Move(fp, expect, l);  // defrag: same value, new place; don't pull cold values in
     } else {
       cache_.Put(fp, l, value);
-      chunks_.NoteWrite(fp, value, IsCollectionType(type));
+      chunks_.NoteWrite(fp, value, MayBeChunkRoot(type));
     }
   }
   ++stats_.dirty;
@@ -394,7 +394,7 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
     co_return WriteResult{};
   }
   Install(fp, l, expire_ms);
-  chunks_.NoteWrite(fp, value, IsCollectionType(type));
+  chunks_.NoteWrite(fp, value, MayBeChunkRoot(type));
   ++stats_.dirty;
   co_return WriteResult{};
 }
@@ -425,7 +425,7 @@ Task Store::ReleaseLarge(uint32_t first, uint32_t count) {
 
 TaskOf<bool> Store::LearnRoot(std::string_view key, uint64_t fp) {
   uint64_t cur = 0;
-  if (!index_.Get(fp, &cur) || !IsCollectionType(loc::Type(cur)) || chunks_.known(fp)) {
+  if (!index_.Get(fp, &cur) || !MayBeChunkRoot(loc::Type(cur)) || chunks_.known(fp)) {
     co_return true;
   }
   ReadResult r = co_await ReadRecord(fp, cur, key);
@@ -573,14 +573,14 @@ void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone,
     return;
   }
   Install(fp, l, expire_ms);
-  chunks_.NoteWrite(fp, value, IsCollectionType(loc::Type(l)));
+  chunks_.NoteWrite(fp, value, MayBeChunkRoot(loc::Type(l)));
 }
 
 void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms, bool large) {
   if (large) large_lens_[l] = len;
   Account(l, len);
   CountInternal(index_.Upsert(fp, l), l);
-  if (IsCollectionType(loc::Type(l))) roots_unknown_ = true;
+  if (MayBeChunkRoot(loc::Type(l))) roots_unknown_ = true;
   if (expire_ms != 0) SetTtl(fp, expire_ms);
 }
 
