@@ -13,6 +13,29 @@ namespace {
 
 enum class Got { kOk, kRetry, kError };
 
+constexpr std::string_view kErrStreamChunkMissing =
+    "ERR data corruption: a chunk of this stream is missing";
+
+// Whether `key` still holds the root `info` found: a chunk that root names and that is missing
+// was then not replaced by a writer (which writes a new root first) but lost.
+bool RootUnchanged(Store& st, std::string_view key, int64_t now_ms, const KeyInfo& info) {
+  const KeyInfo now = st.Lookup(key, now_ms);
+  return now.exists && now.loc == info.loc;
+}
+
+// A number for a new chunk of `root`. Not just root->next_number: two commands on one worker
+// can read the same root and both write before either commits (pipelined XADDs from two
+// clients); with equal numbers the loser's chunk write would overwrite the winner's chunk and
+// its clean-up delete it. All writes of a key run on its worker's thread, so a per-thread floor
+// makes every number handed out there distinct; the root persists the next one.
+uint64_t TakeChunkNumber(ChunkRoot* root) {
+  thread_local uint64_t floor = 0;
+  const uint64_t n = std::max(root->next_number, floor);
+  floor = n + 1;
+  root->next_number = n + 1;
+  return n;
+}
+
 bool ParseStreamRoot(std::string_view value, ChunkRoot* root, Stream* meta) {
   return ParseChunkRoot(value, root) && (root->flags & kRootFlagTail) != 0 &&
          DecodeStreamMeta(root->tail, meta);
@@ -109,6 +132,10 @@ TaskOf<bool> ReadAny(Store& st, std::string_view key, int64_t now_ms, bool count
     }
     const Got g = co_await ReadChunkedStream(st, key, window, out, error);
     if (g != Got::kRetry) co_return g == Got::kOk;
+    if (RootUnchanged(st, key, now_ms, out->info)) {
+      *error = kErrStreamChunkMissing;  // not a writer's replacement: damage; do not spin
+      co_return false;
+    }
     const KeyInfo info = out->info;
     *out = StreamRead();
     out->info = info;
@@ -152,7 +179,7 @@ TaskOf<bool> StoreChunked(Store& st, std::string_view key, const StreamRead& cur
       const size_t from = cuts[p], to = p + 1 < cuts.size() ? cuts[p + 1] : at;
       ChunkRef c;
       c.first = p == 0 ? old.first : e[from].id.ms;
-      c.number = root.next_number++;
+      c.number = TakeChunkNumber(&root);
       c.count = static_cast<uint32_t>(to - from);
       commit.written.emplace_back(c.number, EncodeStreamChunk(e.data() + from, to - from));
       chunks.push_back(c);
@@ -279,7 +306,13 @@ TaskOf<bool> AppendStreamValue(Store& st, std::string_view key, const KeyInfo& i
   std::string chunk;
   const ChunkRead r = co_await ReadChunk(st, root.slot, root.id, tail.number, &chunk, error);
   if (r == ChunkRead::kError) co_return false;
-  if (r == ChunkRead::kMissing) co_return true;  // replaced under us: the caller looks again
+  if (r == ChunkRead::kMissing) {
+    if (RootUnchanged(st, key, 0, info)) {
+      *error = kErrStreamChunkMissing;
+      co_return false;
+    }
+    co_return true;  // replaced under us: the caller looks again
+  }
   uint32_t count = 0;
   uint64_t last_ms = 0;
   if (!StreamChunkHeader(chunk, &count, &last_ms) || count != tail.count || id.ms < last_ms) {
@@ -292,14 +325,14 @@ TaskOf<bool> AppendStreamValue(Store& st, std::string_view key, const KeyInfo& i
     // The last chunk is full: a new one starts at this entry's ms.
     const StreamEntry entry{id, body};
     next = EncodeStreamChunk(&entry, 1);
-    root.chunks.push_back({id.ms, root.next_number++, 1});
+    root.chunks.push_back({id.ms, TakeChunkNumber(&root), 1});
   } else {
     if (!AppendStreamChunk(chunk, id, body, &next)) {
       *error = kErrStreamCorrupt;
       co_return false;
     }
     commit.replaced.push_back(tail.number);
-    tail.number = root.next_number++;
+    tail.number = TakeChunkNumber(&root);
     ++tail.count;
   }
   commit.written.emplace_back(root.chunks.back().number, std::move(next));
