@@ -62,6 +62,15 @@ std::string ChunkKey(uint16_t slot, uint64_t id, uint64_t number) {
 
 bool IsChunkKey(std::string_view key) { return key.starts_with(kChunkKeyPrefix); }
 
+bool ParseChunkKey(std::string_view key, uint16_t* slot, uint64_t* id, uint64_t* number) {
+  const size_t tag = kChunkKeyPrefix.size();
+  if (!IsChunkKey(key) || key.size() != tag + 2 + 1 + 16 || key[tag + 2] != '}') return false;
+  *slot = KeyHashSlot(key);
+  *id = Load<uint64_t>(key.data() + tag + 3);
+  *number = Load<uint64_t>(key.data() + tag + 11);
+  return true;
+}
+
 size_t ChunkRoot::ChunkOf(uint64_t k) const {
   // The last chunk whose first key is <= k (chunks[0].first is 0).
   size_t lo = 0, hi = chunks.size();

@@ -51,6 +51,8 @@ inline constexpr uint8_t kRootFlagTail = 0x80;
 // The internal key of chunk `number` of collection `id` whose parent lives in hash slot `slot`.
 std::string ChunkKey(uint16_t slot, uint64_t id, uint64_t number);
 bool IsChunkKey(std::string_view key);
+// The parts of a chunk key; false if `key` is not one.
+bool ParseChunkKey(std::string_view key, uint16_t* slot, uint64_t* id, uint64_t* number);
 
 struct ChunkRef {
   uint64_t first = 0;   // first order key the chunk covers

@@ -183,7 +183,7 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
           int shard = shard_of_slot(v.header.slot);
           stores[shard]->RecoverRecord(
               Index::Fingerprint(v.key), l, static_cast<uint32_t>(v.length), v.header.tombstone(),
-              v.header.expire_ms, origin, now_ms, u.kind == SegmentKind::kLarge, v.value);
+              v.header.expire_ms, origin, now_ms, u.kind == SegmentKind::kLarge, v.value, v.key);
           max_record_seq = std::max(max_record_seq, v.header.seq);
           ++report->records;
           report->bytes += v.length;
@@ -223,6 +223,12 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
       }
     }
     for (Store* s : stores) s->set_seq(max_record_seq);
+    size_t orphans = 0;
+    for (Store* s : stores) orphans += s->FinishRecovery();
+    if (orphans > 0) {
+      log("recovery: " + std::to_string(orphans) +
+          " orphan chunk records (no live collection names them) will be freed in the background");
+    }
     for (Store* s : stores) report->keys += s->size();
   }
   // The checkpoint's segments are free again; mark them so before anything reuses them.

@@ -498,6 +498,8 @@ void Store::Clear() {
   internal_records_ = 0;
   chunks_.Clear();
   expired_collections_.clear();
+  recovered_chunks_.clear();
+  roots_unknown_ = false;
   ttl_.clear();
   ttl_keys_.clear();
   cache_.Clear();
@@ -556,7 +558,8 @@ size_t Store::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
 }
 
 void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone, int64_t expire_ms,
-                          uint64_t origin, int64_t now_ms, bool large, std::string_view value) {
+                          uint64_t origin, int64_t now_ms, bool large, std::string_view value,
+                          std::string_view key) {
   if (large) large_lens_[l] = len;
   Account(l, len);
   if (tombstone || (expire_ms != 0 && expire_ms < now_ms)) {
@@ -567,6 +570,7 @@ void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone,
     }
     // A root that died before the crash may still have chunks: sweep them (again).
     chunks_.KeyDying(fp);
+    if (!recovered_chunks_.empty()) recovered_chunks_.erase(fp);
     DropTtl(fp);
     if (!tombstone) origin = file_->seq(file_->SegmentOf(loc::Offset(l))).load() + (large ? 0 : 1);
     tombstones_[l] = origin;
@@ -574,6 +578,25 @@ void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone,
   }
   Install(fp, l, expire_ms);
   chunks_.NoteWrite(fp, value, MayBeChunkRoot(loc::Type(l)));
+  ChunkRegistry::Dead d;
+  if (loc::Type(l) == ValueType::kChunk && ParseChunkKey(key, &d.slot, &d.id, &d.number)) {
+    recovered_chunks_[fp] = d;
+  }
+}
+
+size_t Store::FinishRecovery() {
+  size_t orphans = 0;
+  if (!roots_unknown_) {  // every live root was seen (no checkpoint entries)
+    for (const auto& [fp, d] : recovered_chunks_) {
+      uint64_t l = 0;
+      if (index_.Get(fp, &l) && loc::Type(l) == ValueType::kChunk && !chunks_.referenced(d.id)) {
+        chunks_.Requeue(d);
+        ++orphans;
+      }
+    }
+  }
+  std::unordered_map<uint64_t, ChunkRegistry::Dead>().swap(recovered_chunks_);
+  return orphans;
 }
 
 void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms, bool large) {

@@ -185,7 +185,12 @@ class Store {
   // Recovery: applies a record found in the log (log order). `loc` is its location word.
   // `value` (when known) lets the chunk registry learn the roots of chunked collections.
   void RecoverRecord(uint64_t fp, uint64_t loc, uint32_t len, bool tombstone, int64_t expire_ms,
-                     uint64_t origin, int64_t now_ms, bool large, std::string_view value = {});
+                     uint64_t origin, int64_t now_ms, bool large, std::string_view value = {},
+                     std::string_view key = {});
+  // After a full log scan: chunk records no live root names by collection id (a crash before
+  // their root landed, or a root whose deletion marker is long gone) go to the sweep.
+  // Returns how many.
+  size_t FinishRecovery();
   // After recovery or a checkpoint load: the per-shard record seq continues from `seq`.
   void set_seq(uint64_t seq) { seq_ = std::max(seq_, seq); }
   uint64_t seq() const { return seq_; }
@@ -293,6 +298,8 @@ class Store {
   bool roots_unknown_ = false;  // collections were loaded from a checkpoint
   std::vector<std::pair<uint64_t, uint64_t>> expired_collections_;  // (fp, loc) to inspect
   bool inspecting_ = false;
+  // During a log scan: the chunk records seen (fingerprint → which chunk), for FinishRecovery.
+  std::unordered_map<uint64_t, ChunkRegistry::Dead> recovered_chunks_;
 };
 
 }  // namespace lavik

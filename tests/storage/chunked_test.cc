@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/slot.h"
 #include "storage/index.h"
+#include "storage/recovery.h"
 #include "storage/store.h"
 #include "storage/test_data_file.h"
 
@@ -15,6 +17,7 @@ namespace lavik {
 namespace {
 
 using storage_test::Del;
+using storage_test::Flush;
 using storage_test::Get;
 using storage_test::Put;
 using storage_test::TestWorker;
@@ -202,6 +205,45 @@ TEST_F(ChunkStoreTest, DeletedRootsChunksAreSweptInTheBackground) {
   EXPECT_EQ(store_->chunks().pending(), 0u);
   EXPECT_EQ(store_->internal_records(), 0u);
   EXPECT_FALSE(Exists(slot, 13, 1));
+}
+
+TEST(ChunkRecoveryTest, ALogScanQueuesChunksNoLiveRootNames) {
+  TestDataFile file;
+  ASSERT_TRUE(file.ok()) << file.error();
+  const uint16_t slot = KeyHashSlot("coll");
+  {
+    auto stores = file.MakeStores(1);
+    Store& s = *stores[0];
+    // A crash between a first chunking's chunks and its root leaves chunks of an unnamed id.
+    ASSERT_TRUE(Put(s, ChunkKey(slot, 77, 1), "orphan", 0, ValueType::kChunk).ok());
+    ASSERT_TRUE(Put(s, ChunkKey(slot, 78, 1), "live", 0, ValueType::kChunk).ok());
+    ASSERT_TRUE(
+        Put(s, "coll", EncodeChunkRoot(SampleRoot(78, slot, {1})), 0, ValueType::kSet).ok());
+    // A dead root whose chunks were not swept yet: its deletion is replayed too.
+    ASSERT_TRUE(Put(s, ChunkKey(slot, 79, 1), "dead", 0, ValueType::kChunk).ok());
+    ASSERT_TRUE(
+        Put(s, "gone", EncodeChunkRoot(SampleRoot(79, slot, {1})), 0, ValueType::kSet).ok());
+    s.chunks().Clear();  // as if the process died before the sweep ran
+    ASSERT_TRUE(Del(s, "gone").ok());
+    s.chunks().Clear();
+    ASSERT_TRUE(Flush(s));
+  }
+  ASSERT_TRUE(file.Reopen()) << file.error();
+  auto stores = file.MakeStores(1);
+  RecoveryReport report;
+  std::string error;
+  ASSERT_TRUE(Recover(
+      file.file(), TestDataFile::Ptrs(stores), [](uint16_t) { return 0; },
+      [](const std::string&) {}, &report, &error))
+      << error;
+  Store& s = *stores[0];
+  EXPECT_EQ(s.size(), 1u);  // "coll"
+  EXPECT_EQ(s.internal_records(), 3u);
+  std::vector<ChunkRegistry::Dead> dead = s.chunks().Take(10);
+  std::set<uint64_t> ids;
+  for (const auto& d : dead) ids.insert(d.id);
+  EXPECT_EQ(ids, (std::set<uint64_t>{77, 79}));
+  EXPECT_TRUE(s.chunks().referenced(78));
 }
 
 }  // namespace

@@ -434,7 +434,7 @@ TEST(RecordTest, BadHeaders) {
 
   // Properly checksummed but outside the version-1 vocabulary.
   RecordHeader h = SampleHeader(1);
-  h.type = 6;
+  h.type = 7;  // past kChunk (6), the last known type
   std::vector<char> bad_type = Encoded(h, "k", "v", 7);
   EXPECT_EQ(DecodeRecord(bad_type.data(), bad_type.size(), 7, &v), RecordStatus::kBadHeader);
   h = SampleHeader(1);
