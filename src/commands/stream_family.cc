@@ -1,7 +1,8 @@
 // Stream commands on one key without consumer groups: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM,
-// XSETID. A stream is one record (storage/stream_record.h, doc/collections.md) rewritten by every
-// write; unlike the other collections an empty stream stays (Redis keeps it). XADD wakes the
-// clients blocked in XREAD/XREADGROUP on the key (commands/stream_wait.h).
+// XSETID. A stream is one record while small, else a root plus id-range chunks (storage/
+// stream_record.h, commands/stream_chunked.h, doc/collections.md); unlike the other collections
+// an empty stream stays (Redis keeps it). XADD wakes the clients blocked in XREAD/XREADGROUP on
+// the key (commands/stream_wait.h).
 #include <string>
 #include <vector>
 
