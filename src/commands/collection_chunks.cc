@@ -184,7 +184,7 @@ TaskOf<bool> StoreCollectionRead(Store& st, std::string_view key, ValueType type
       const uint32_t to = p + 1 < starts.size() ? starts[p + 1] : e;
       ChunkRef c;
       c.first = p == 0 ? old[i].first : MemberHash(next.field(from));
-      c.number = root.next_number++;
+      c.number = root.TakeNumber();
       c.count = to - from;
       if (starts.size() == 1) {
         commit.written.emplace_back(c.number, std::move(bytes));

@@ -10,6 +10,7 @@
 #include "commands/collection_access.h"
 #include "commands/list_chunks.h"
 #include "commands/multi_shard.h"
+#include "commands/stream_chunked.h"
 #include "protocol/errors.h"
 
 namespace lavik {
@@ -30,6 +31,9 @@ TaskOf<bool> ReadKeyCopy(Store& st, std::string_view key, int64_t now_ms, KeyCop
   // A chunked value's chunks belong to this key: the copy takes the entries themselves.
   if (info.type == ValueType::kList) {
     co_return co_await ListAsOneRecord(st, key, now_ms, &out->record, error);
+  }
+  if (info.type == ValueType::kStream) {
+    co_return co_await StreamAsOneRecord(st, key, now_ms, &out->record, error);
   }
   co_return co_await CollectionAsOneRecord(st, key, info.type, now_ms, &out->record, error);
 }

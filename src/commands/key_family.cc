@@ -13,6 +13,7 @@
 #include "commands/families.h"
 #include "commands/list_chunks.h"
 #include "commands/multi_shard.h"
+#include "commands/stream_chunked.h"
 #include "commands/stream_wait.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
@@ -244,6 +245,8 @@ Task RenameGeneric(Context& ctx, bool nx) {
       // chunks are routed by the source's slot.
       if (src_info.type == ValueType::kList) {
         co_await PrepareListMove(st, src, dst, ctx.now_ms, &value, &error);
+      } else if (src_info.type == ValueType::kStream) {
+        co_await PrepareStreamMove(st, src, dst, src_info.type, ctx.now_ms, &value, &error);
       } else {
         co_await PrepareCollectionMove(st, src, dst, src_info.type, ctx.now_ms, &value, &error);
       }

@@ -215,7 +215,7 @@ TaskOf<bool> StoreListWindow(Store& st, std::string_view key, const ListRead& cu
     c.root.slot = KeyHashSlot(key);
     size_t begin = 0;
     for (size_t end : SplitListElements(e)) {
-      const uint64_t number = c.root.next_number++;
+      const uint64_t number = c.root.TakeNumber();
       c.written.emplace_back(number, EncodeSpan(std::span(e).subspan(begin, end - begin)));
       c.root.chunks.push_back(ChunkRef{0, number, static_cast<uint32_t>(end - begin)});
       begin = end;
@@ -262,7 +262,7 @@ TaskOf<bool> StoreListWindow(Store& st, std::string_view key, const ListRead& cu
       c.root.chunks.push_back(ChunkRef{0, piece.number, count});
       continue;
     }
-    const uint64_t number = c.root.next_number++;
+    const uint64_t number = c.root.TakeNumber();
     c.written.emplace_back(number, EncodeSpan(std::span(e).subspan(piece.begin, count)));
     c.root.chunks.push_back(ChunkRef{0, number, count});
   }

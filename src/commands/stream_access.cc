@@ -11,42 +11,6 @@ constexpr int64_t kNodeEntries = 100;
 
 }  // namespace
 
-TaskOf<bool> ReadStream(Store& st, std::string_view key, int64_t now_ms, bool count_stats,
-                        StreamRead* out, std::string* error) {
-  out->info = count_stats ? st.LookupRead(key, now_ms) : st.Lookup(key, now_ms);
-  if (!out->info.exists) co_return true;
-  if (out->info.type != ValueType::kStream) {
-    *error = kErrWrongType;
-    co_return false;
-  }
-  ReadResult r = co_await st.ReadValue(key, out->info);
-  if (r.status == ReadResult::Status::kError) {
-    *error = r.error;
-    co_return false;
-  }
-  if (!r.ok()) {
-    out->info = KeyInfo{};  // gone while we read
-    co_return true;
-  }
-  out->bytes.assign(r.value.data(), r.value.size());
-  if (!DecodeStream(out->bytes, &out->stream)) {
-    *error = "ERR data corruption: the stream record of this key does not decode";
-    co_return false;
-  }
-  co_return true;
-}
-
-TaskOf<bool> StoreStream(Store& st, std::string_view key, uint64_t expected, const Stream& s,
-                         int64_t expire_ms, bool* applied, std::string* error) {
-  WriteResult w =
-      co_await st.WriteIf(key, expected, ValueType::kStream, EncodeStream(s), expire_ms, applied);
-  if (!w.ok()) {
-    *error = w.error;
-    co_return false;
-  }
-  co_return true;
-}
-
 bool ParseStreamId(std::string_view arg, uint64_t missing_seq, bool strict, StreamId* id,
                    bool* seq_given) {
   if (arg.size() > 127) return false;  // Redis parses into a 128-byte buffer

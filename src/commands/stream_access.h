@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "commands/collection_access.h"
+#include "storage/chunked.h"
 #include "storage/stream_record.h"
 
 namespace lavik {
@@ -21,8 +23,18 @@ inline constexpr std::string_view kErrInvalidStreamId =
 
 struct StreamRead {
   KeyInfo info;       // info.exists false: no such key (stream is then empty)
-  std::string bytes;  // the record's bytes: `stream` holds views into them
+  std::string bytes;  // the record's bytes (a chunked stream: its root): `stream` views into them
   Stream stream;
+  // Entries in the stream: stream.entries holds all of them unless `whole` is false (a window
+  // read, ReadStreamWindow), when it holds an id-ordered run containing the window's entries.
+  uint64_t length = 0;
+  bool whole = true;
+  // A chunked stream (commands/stream_chunked.h): its root, the chunks read (ascending root
+  // indices) and their bytes, which stream.entries' bodies view.
+  bool chunked = false;
+  ChunkRoot root;
+  std::vector<size_t> covered;
+  std::deque<std::string> chunk_bytes;
 };
 
 // Reads and decodes the stream at `key` (or learns it is missing): false with *error on
@@ -30,10 +42,26 @@ struct StreamRead {
 TaskOf<bool> ReadStream(Store& st, std::string_view key, int64_t now_ms, bool count_stats,
                         StreamRead* out, std::string* error);
 
-// Writes `s` as the value of `key` if it is still at `expected` (0: must not exist), keeping
-// the TTL. A stream is never deleted for being empty (Redis keeps it).
-TaskOf<bool> StoreStream(Store& st, std::string_view key, uint64_t expected, const Stream& s,
-                         int64_t expire_ms, bool* applied, std::string* error);
+// The entries a range read needs: ids in [start, end], the first `count` of them from the start
+// (or from the end if `rev`). A chunked stream reads only the chunks holding them.
+struct StreamWindow {
+  StreamId start = kMinStreamId;
+  StreamId end = kMaxStreamId;
+  size_t count = SIZE_MAX;
+  bool rev = false;
+};
+// ReadStream for a window: out->stream.entries holds at least the window's entries (whole
+// chunks around them); out->length is the stream's length. The metadata and groups are whole.
+TaskOf<bool> ReadStreamWindow(Store& st, std::string_view key, int64_t now_ms, bool count_stats,
+                              const StreamWindow& window, StreamRead* out, std::string* error);
+
+// Writes cur.stream (read whole by ReadStream, then edited) as the value of `key` if it is still
+// where cur found it (must not exist if it did not), keeping the TTL: one record while small,
+// else chunked, rewriting only the chunks whose entries changed. A stream is never deleted for
+// being empty (Redis keeps it). A chunked stream read with no entries (a COUNT 0 window: its
+// metadata and groups only) is written back as its root alone.
+TaskOf<bool> StoreStream(Store& st, std::string_view key, const StreamRead& cur, bool* applied,
+                         std::string* error);
 
 // Read-modify-write of the stream at `key`, retried if another write landed while it read.
 // `modify(&stream, exists)` edits the decoded stream (views it adds must outlive the call) and
@@ -48,10 +76,26 @@ TaskOf<bool> RewriteStream(Store& st, std::string_view key, int64_t now_ms, Modi
     if (what == Rewrite::kError) co_return false;
     if (what == Rewrite::kUnchanged) co_return true;
     bool applied = false;
-    if (!co_await StoreStream(st, key, cur.info.exists ? cur.info.loc : 0, cur.stream,
-                              cur.info.expire_ms, &applied, error)) {
-      co_return false;
-    }
+    if (!co_await StoreStream(st, key, cur, &applied, error)) co_return false;
+    if (applied) co_return true;
+  }
+}
+
+// RewriteStream for edits of the metadata and groups only (XACK): `modify` must not touch the
+// entries, which a chunked stream does not read (Stream::entries is then empty).
+template <typename Modify>
+TaskOf<bool> RewriteStreamGroups(Store& st, std::string_view key, int64_t now_ms, Modify modify,
+                                 std::string* error) {
+  StreamWindow none;
+  none.count = 0;
+  while (true) {
+    StreamRead cur;
+    if (!co_await ReadStreamWindow(st, key, now_ms, false, none, &cur, error)) co_return false;
+    Rewrite what = modify(&cur.stream, cur.info.exists);
+    if (what == Rewrite::kError) co_return false;
+    if (what == Rewrite::kUnchanged) co_return true;
+    bool applied = false;
+    if (!co_await StoreStream(st, key, cur, &applied, error)) co_return false;
     if (applied) co_return true;
   }
 }

@@ -1,7 +1,8 @@
 // Stream commands on one key without consumer groups: XADD, XLEN, XRANGE, XREVRANGE, XDEL, XTRIM,
-// XSETID. A stream is one record (storage/stream_record.h, doc/collections.md) rewritten by every
-// write; unlike the other collections an empty stream stays (Redis keeps it). XADD wakes the
-// clients blocked in XREAD/XREADGROUP on the key (commands/stream_wait.h).
+// XSETID. A stream is one record while small, else a root plus id-range chunks (storage/
+// stream_record.h, commands/stream_chunked.h, doc/collections.md); unlike the other collections
+// an empty stream stays (Redis keeps it). XADD wakes the clients blocked in XREAD/XREADGROUP on
+// the key (commands/stream_wait.h).
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "commands/families.h"
 #include "commands/shards.h"
 #include "commands/stream_access.h"
+#include "commands/stream_chunked.h"
 #include "commands/stream_wait.h"
 
 namespace lavik {
@@ -18,8 +20,7 @@ namespace {
 
 constexpr std::string_view kErrXAddTooSmall =
     "ERR The ID specified in XADD is equal or smaller than the target stream top item";
-constexpr std::string_view kErrCorrupt =
-    "ERR data corruption: the stream record of this key does not decode";
+constexpr std::string_view kErrCorrupt = kErrStreamCorrupt;
 
 // The id XADD gives its entry in a stream whose last id is `last` ("" on success, else the
 // error): "*" is the clock (or last + 1 if the clock is behind), "ms-*" the next seq in ms.
@@ -55,19 +56,18 @@ bool MaxLenKeepsAll(const TrimArgs& a, uint64_t length) {
   return a.approx && (length - maxlen < 100 || (a.limit > 0 && a.limit < 100));
 }
 
-// XADD that trims nothing: appends to the record's bytes without decoding its entries
-// (AppendStreamEntry), the common case and the one a long stream makes expensive. Sets
-// *decode (and replies nothing) when the MAXLEN given would trim: XAdd then decodes.
+// XADD that trims nothing: appends without decoding the entries (AppendStreamValue: a chunked
+// stream rewrites only its last chunk and root), the common case and the one a long stream makes
+// expensive. Sets *decode (and replies nothing) when the MAXLEN given would trim: XAdd then
+// decodes.
 Task XAddAppend(Context& ctx, const TrimArgs& a, size_t field_pos, bool* decode) {
   Store& st = *ctx.store;
   const std::string_view key = ctx.args[1];
   const std::string_view* fv = ctx.args.data() + field_pos;
   const size_t fv_count = ctx.args.size() - field_pos;
-  std::string out;
   StreamId id;
   while (true) {
     const KeyInfo info = st.Lookup(key, ctx.now_ms);
-    std::string empty;
     std::string_view bytes;
     ReadResult r;
     if (info.exists) {
@@ -81,22 +81,18 @@ Task XAddAppend(Context& ctx, const TrimArgs& a, size_t field_pos, bool* decode)
         co_return;
       }
       if (!r.ok()) continue;  // gone while we read: look again
-      bytes = r.value;        // valid until the next call on the Store (the WriteIf below)
-    } else {
-      if (a.nomkstream) {
-        ctx.reply->Null();
-        co_return;
-      }
-      empty = EncodeStream(Stream());
-      bytes = empty;
+      bytes = r.value;        // valid until the next call on the Store
+    } else if (a.nomkstream) {
+      ctx.reply->Null();
+      co_return;
     }
-    uint32_t length;
+    uint64_t length = 0;
     StreamId last;
-    if (!DecodeStreamHeader(bytes, &length, &last)) {
+    if (info.exists && !StreamLengthAndLast(bytes, &length, &last)) {
       ctx.reply->Error(kErrCorrupt);
       co_return;
     }
-    if (!MaxLenKeepsAll(a, uint64_t{length} + 1)) {
+    if (!MaxLenKeepsAll(a, length + 1)) {
       *decode = true;
       co_return;
     }
@@ -105,15 +101,10 @@ Task XAddAppend(Context& ctx, const TrimArgs& a, size_t field_pos, bool* decode)
       ctx.reply->Error(failure);
       co_return;
     }
-    if (!AppendStreamEntry(bytes, id, fv, fv_count, &out)) {
-      ctx.reply->Error(kErrCorrupt);
-      co_return;
-    }
     bool applied = false;
-    WriteResult w = co_await st.WriteIf(key, info.exists ? info.loc : 0, ValueType::kStream, out,
-                                        info.expire_ms, &applied);
-    if (!w.ok()) {
-      ctx.reply->Error(w.error);
+    std::string error;
+    if (!co_await AppendStreamValue(st, key, info, bytes, id, fv, fv_count, &applied, &error)) {
+      ctx.reply->Error(error);
       co_return;
     }
     if (applied) break;
@@ -194,14 +185,14 @@ Task XLen(Context& ctx) {
     co_return;
   }
   ReadResult r = co_await ctx.store->ReadValue(ctx.args[1], info);
-  uint32_t length = 0;
+  uint64_t length = 0;
   StreamId last;
   if (r.status == ReadResult::Status::kError) {
     ctx.reply->Error(r.error);
-  } else if (r.ok() && !DecodeStreamHeader(r.value, &length, &last)) {
+  } else if (r.ok() && !StreamLengthAndLast(r.value, &length, &last)) {
     ctx.reply->Error(kErrCorrupt);
   } else {
-    ctx.reply->Integer(length);
+    ctx.reply->Integer(static_cast<int64_t>(length));
   }
 }
 
@@ -237,7 +228,12 @@ Task RangeGeneric(Context& ctx, bool rev) {
   }
   StreamRead r;
   std::string error;
-  if (!co_await ReadStream(*ctx.store, ctx.args[1], ctx.now_ms, true, &r, &error)) {
+  StreamWindow window;
+  window.start = start;
+  window.end = end;
+  window.count = count < 0 ? SIZE_MAX : static_cast<size_t>(count);
+  window.rev = rev;
+  if (!co_await ReadStreamWindow(*ctx.store, ctx.args[1], ctx.now_ms, true, window, &r, &error)) {
     ctx.reply->Error(error);
     co_return;
   }

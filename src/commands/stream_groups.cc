@@ -183,7 +183,7 @@ Task XAck(Context& ctx) {
   int64_t acked = 0;
   bool parse_failed = false;
   std::string error;
-  bool ok = co_await RewriteStream(
+  bool ok = co_await RewriteStreamGroups(
       *ctx.store, ctx.args[1], ctx.now_ms,
       [&](Stream* s, bool exists) {
         acked = 0;
@@ -263,7 +263,9 @@ Task XPending(Context& ctx) {
   }
   StreamRead r;
   std::string error;
-  if (!co_await ReadStream(*ctx.store, args[1], ctx.now_ms, true, &r, &error)) {
+  StreamWindow groups_only;  // XPENDING replies ids from the PEL: no entry is read
+  groups_only.count = 0;
+  if (!co_await ReadStreamWindow(*ctx.store, args[1], ctx.now_ms, true, groups_only, &r, &error)) {
     ctx.reply->Error(error);
     co_return;
   }

@@ -197,7 +197,12 @@ void KeyHeader(ReplyWriter& w, std::string_view key) {
 Task ServeRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const KeyWant& want,
                KeyOutcome* out) {
   StreamRead r;
-  if (!co_await ReadStream(st, a.keys[i], ctx.now_ms, false, &r, &out->error)) co_return;
+  StreamWindow window;  // a chunked stream reads only the chunks past want.after
+  if (!want.after.Incr(&window.start)) co_return;
+  window.count = a.count == 0 ? SIZE_MAX : static_cast<size_t>(a.count);
+  if (!co_await ReadStreamWindow(st, a.keys[i], ctx.now_ms, false, window, &r, &out->error)) {
+    co_return;
+  }
   const Stream& s = r.stream;
   if (!r.info.exists || s.entries.empty() || s.entries.back().id <= want.after) co_return;
   std::vector<const StreamEntry*> list;

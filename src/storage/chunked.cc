@@ -1,5 +1,6 @@
 #include "storage/chunked.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
@@ -71,6 +72,14 @@ bool ParseChunkKey(std::string_view key, uint16_t* slot, uint64_t* id, uint64_t*
   return true;
 }
 
+uint64_t ChunkRoot::TakeNumber() {
+  thread_local uint64_t floor = 0;
+  const uint64_t n = std::max(next_number, floor);
+  floor = n + 1;
+  next_number = n + 1;
+  return n;
+}
+
 size_t ChunkRoot::ChunkOf(uint64_t k) const {
   // The last chunk whose first key is <= k (chunks[0].first is 0).
   size_t lo = 0, hi = chunks.size();
@@ -94,10 +103,13 @@ bool ParseChunkRoot(std::string_view v, ChunkRoot* out) {
   out->total = Load<uint64_t>(p + 8);
   out->id = Load<uint64_t>(p + 16);
   out->next_number = Load<uint64_t>(p + 24);
-  if (n == 0 || (v.size() - kRootHeader) / kRootEntry != n ||
-      (v.size() - kRootHeader) % kRootEntry != 0) {
+  const bool has_tail = (out->flags & kRootFlagTail) != 0;
+  if (n == 0 || (v.size() - kRootHeader) / kRootEntry < n ||
+      (!has_tail && v.size() != kRootHeader + size_t{n} * kRootEntry)) {
     return false;
   }
+  out->tail.clear();
+  if (has_tail) out->tail.assign(v.substr(kRootHeader + size_t{n} * kRootEntry));
   out->chunks.resize(n);
   uint64_t sum = 0;
   for (uint32_t i = 0; i < n; ++i) {
@@ -114,7 +126,7 @@ bool ParseChunkRoot(std::string_view v, ChunkRoot* out) {
 
 std::string EncodeChunkRoot(const ChunkRoot& r) {
   std::string out;
-  out.reserve(kRootHeader + r.chunks.size() * kRootEntry);
+  out.reserve(kRootHeader + r.chunks.size() * kRootEntry + r.tail.size());
   out.push_back(static_cast<char>(kRootVersion));
   out.push_back(static_cast<char>(r.flags));
   Put<uint16_t>(&out, r.slot);
@@ -128,6 +140,7 @@ std::string EncodeChunkRoot(const ChunkRoot& r) {
     Put<uint32_t>(&out, c.count);
     Put<uint32_t>(&out, 0);
   }
+  if ((r.flags & kRootFlagTail) != 0) out.append(r.tail);
   return out;
 }
 

@@ -16,6 +16,8 @@
 //   chunks | u32 chunk count | u64 total entry count | u64 collection id | u64 next chunk number
 //   then per chunk, in key order: u64 first order key (0 for the first chunk) | u64 chunk number
 //   | u32 entry count | u32 zero
+//   then, only if flags bit 7 is set, an opaque tail (the encoding's own metadata: a stream's
+//   header and consumer groups) running to the end of the value.
 // Chunk i covers order keys [first_i, first_{i+1}). Chunk numbers are never reused within a
 // collection: a changed chunk is written under a new number (copy-on-write), so a reader holding
 // an old root finds either the chunk it expects or nothing (then it re-reads the root).
@@ -43,6 +45,8 @@ inline constexpr std::string_view kChunkKeyPrefix =
     "\xff\xfe"
     "C{";
 inline constexpr uint8_t kRootVersion = 2;
+// Root flags bit 7: ChunkRoot::tail follows the chunk list.
+inline constexpr uint8_t kRootFlagTail = 0x80;
 
 // The internal key of chunk `number` of collection `id` whose parent lives in hash slot `slot`.
 std::string ChunkKey(uint16_t slot, uint64_t id, uint64_t number);
@@ -63,7 +67,14 @@ struct ChunkRoot {
   uint64_t id = 0;
   uint64_t next_number = 1;
   std::vector<ChunkRef> chunks;
+  std::string tail;  // written (and read) only with kRootFlagTail in flags
 
+  // A number for a new chunk, never handed out before on this thread nor named by this root.
+  // Not just next_number++: two commands on one worker can read the same root while they wait
+  // for chunk reads; with equal numbers the loser's chunk write would overwrite the winner's
+  // chunk and its clean-up delete it. Every write of a key runs on its worker's thread, so a
+  // per-thread floor makes the numbers handed out there distinct; the root persists the next.
+  uint64_t TakeNumber();
   // Index of the chunk covering order key `k` (chunks non-empty).
   size_t ChunkOf(uint64_t k) const;
   // First order key past chunk i (0 = the end of the key space).

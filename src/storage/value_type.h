@@ -14,9 +14,12 @@ std::string_view TypeName(ValueType t);
 inline bool IsCollectionType(ValueType t) {
   return t == ValueType::kSet || t == ValueType::kZSet || t == ValueType::kHash;
 }
-// The types whose value may be a chunk root (storage/chunked.h): those collections and lists
-// (chunked by position, commands/list_chunks.h).
-inline bool IsChunkableType(ValueType t) { return IsCollectionType(t) || t == ValueType::kList; }
+// The types whose value may be a chunk root (storage/chunked.h), which the store tracks: those
+// collections, lists (chunked by position, commands/list_chunks.h) and streams (by id,
+// commands/stream_chunked.h).
+inline bool IsChunkableType(ValueType t) {
+  return IsCollectionType(t) || t == ValueType::kList || t == ValueType::kStream;
+}
 
 // Location word (doc/index.md): bits 0..37 record offset / 8, bits 38..58 record length / 8
 // (0 = a large record: read its header to learn the length), bits 59..61 value type, bit 62 the

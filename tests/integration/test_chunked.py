@@ -6,6 +6,7 @@ survive restarts (also with another --threads), RENAME, EXPIRE and multi-key com
 The read/write checks are Redis behaviour and run against redis-server too; what looks at the
 data file (INFO storage, restarts) is marked lavik_only."""
 
+import threading
 import time
 
 import pytest
@@ -193,6 +194,55 @@ def test_rename_expire_persist_on_a_chunked_set(r):
     time.sleep(0.2)
     assert r.exists("short") == 0
     assert r.dbsize() == 1
+
+
+def test_concurrent_writers_of_one_chunked_key_lose_nothing(server, r):
+    """Several connections write one big (chunked) set, hash and list at once: writers of one key
+    on one worker read the same root while they wait for chunk reads, and every change must land
+    (each chunk written under a distinct number)."""
+    base = [f"b{i}" for i in range(20000)]
+    for i in range(0, len(base), 5000):
+        r.sadd("cw:set", *base[i:i + 5000])
+        r.hset("cw:hash", mapping={m: "0" for m in base[i:i + 5000]})
+        r.rpush("cw:list", *base[i:i + 5000])
+    writers, per_writer = 4, 600
+    failures = []
+
+    def write(w):
+        c = server.client()
+        try:
+            p = c.pipeline(transaction=False)
+            for i in range(per_writer):
+                p.sadd("cw:set", f"w{w}:{i}")
+                p.srem("cw:set", f"b{w * per_writer + i}")
+                p.hincrby("cw:hash", f"b{i}", 1)
+                p.rpush("cw:list", f"w{w}:{i}")
+                if len(p) >= 200:
+                    p.execute()
+            p.execute()
+        except Exception as e:  # reported below: a thread cannot fail the test itself
+            failures.append(repr(e))
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert r.scard("cw:set") == len(base)  # as many added as removed
+    added = {f"w{w}:{i}" for w in range(writers) for i in range(per_writer)}
+    removed = {f"b{i}" for i in range(writers * per_writer)}
+    members = r.smembers("cw:set")
+    assert added <= members and not (removed & members)
+    assert all(int(v) == writers for v in r.hmget("cw:hash", [f"b{i}" for i in range(per_writer)]))
+    assert r.llen("cw:list") == len(base) + writers * per_writer
+    tail = r.lrange("cw:list", len(base), -1)
+    assert sorted(tail) == sorted(added)
+    for w in range(writers):  # one connection's pushes keep their order
+        mine = [x for x in tail if x.startswith(f"w{w}:")]
+        assert mine == [f"w{w}:{i}" for i in range(per_writer)]
 
 
 def test_shrinking_collection_and_emptying(r):
