@@ -4,9 +4,11 @@
 // the worker that owns its name's hash slot (ShardSet::ShardOf) — while every worker keeps a full
 // copy of the pattern list, so a PUBLISH runs on exactly one worker (the channel's owner) and
 // matches patterns there without another hop. A subscriber is recorded as (client id, home
-// worker), never as a pointer: the owner groups the receivers of a message by home worker and
-// posts one Delivery per home worker, which looks each id up in its own table of subscribed
-// clients (a client that left meanwhile is simply not found).
+// worker), never as a pointer: the owner groups the receivers of a message by home worker into
+// that home's DeliveryBatch, posted before PublishOn returns (so before the publisher's reply)
+// and grown by later publishes while it still waits in the owner's outbox — one mailbox item per
+// (owner, home) per loop turn, however many messages; the home looks each id up in its own table
+// of subscribed clients (a client that left meanwhile is simply not found).
 //
 // Thread safety: each worker's part (its owned channels, its pattern copy, its table of local
 // subscribed clients) is touched only on that worker; the *On(worker) functions must run on the
@@ -65,15 +67,22 @@ class PubSub {
     int home;
   };
   using Registry = std::unordered_map<std::string, std::vector<Sub>>;
+  struct DeliveryBatch;
   struct PerWorker {
     Registry owned[3];  // kChannel and kShard: the names this worker owns; kPattern: all
     std::unordered_map<uint64_t, ClientState*> local;  // this worker's subscribed clients
+    // By home worker: the batch posted there that still waits in this worker's outbox (null if
+    // none), and flushes_to(home) when it was posted. The own worker's slot is a scratch batch,
+    // delivered inline at the end of each PUBLISH and reused.
+    std::vector<DeliveryBatch*> open;
+    std::vector<uint64_t> open_epoch;
   };
-  struct Delivery;
 
   Registry& RegistryOn(int w, PubSubKind kind) { return workers_[w].owned[static_cast<int>(kind)]; }
-  void Deliver(int home, const Delivery& d);
-  static void RunDelivery(void* item);
+  // The batch the current PUBLISH on w appends to for `home`; sets *fresh if it is new (the
+  // caller posts it once the message is in).
+  DeliveryBatch* BatchFor(int w, int home, bool* fresh);
+  void Deliver(const DeliveryBatch& b);
 
   Server* const server_;
   ClientHub* const hub_;
