@@ -1,9 +1,9 @@
 // Mailbox: a lock-free multi-producer / single-consumer FIFO of intrusive items.
 //
-// Thread safety: Push() and PushChain() may be called from any thread; Pop() and Empty() only from
-// the owning (consumer) thread. Items pushed by one producer are popped in the order that producer
-// pushed them, which is what keeps a connection's commands to one shard in order. Algorithm: Dmitry
-// Vyukov's intrusive MPSC node-based queue (one XCHG per push, no CAS loop).
+// Thread safety: Push() may be called from any thread; Pop() and Empty() only from the owning
+// (consumer) thread. Items pushed by one producer are popped in the order that producer pushed
+// them, which is what keeps a connection's commands to one shard in order.
+// Algorithm: Dmitry Vyukov's intrusive MPSC node-based queue (one XCHG per push, no CAS loop).
 #pragma once
 
 #include <atomic>
@@ -26,15 +26,6 @@ class Mailbox {
     item->next.store(nullptr, std::memory_order_relaxed);
     MailboxItem* prev = head_.exchange(item, std::memory_order_seq_cst);
     prev->next.store(item, std::memory_order_release);
-  }
-
-  // Pushes the chain first -> ... -> last (linked through `next` by the caller) with one
-  // exchange: the items stay adjacent and in chain order, and the consumer sees them in one go.
-  void PushChain(MailboxItem* first, MailboxItem* last) {
-    last->next.store(nullptr, std::memory_order_relaxed);
-    MailboxItem* prev = head_.exchange(last, std::memory_order_seq_cst);
-    // Release: the chain's own links, stored before, are visible to whoever acquires this one.
-    prev->next.store(first, std::memory_order_release);
   }
 
   // Returns the oldest item, or nullptr if none is fully published yet.

@@ -22,56 +22,10 @@ Worker::Worker(int id, int pin_cpu) : id_(id), pin_cpu_(pin_cpu) {}
 Worker* Worker::Current() { return current_worker; }
 
 void Worker::Post(MailboxItem* item) {
-  Worker* self = current_worker;
-  if (self != nullptr && self->batching_) {
-    self->Enqueue(this, item);
-    return;
-  }
-  Deliver(item, item);
-}
-
-bool Worker::Deliver(MailboxItem* first, MailboxItem* last) {
-  if (first == last) {
-    mailbox_.Push(first);
-  } else {
-    mailbox_.PushChain(first, last);
-  }
+  mailbox_.Push(item);
   // Pairs with the seq_cst store in before_sleep: either the worker sees the item before it
   // sleeps, or we see it sleeping and wake it.
-  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) {
-    loop_.Wake();
-    return true;
-  }
-  return false;
-}
-
-void Worker::Enqueue(Worker* target, MailboxItem* item) {
-  if (run_target_ != target) {
-    FlushOutgoing();
-    run_target_ = target;
-  }
-  item->next.store(nullptr, std::memory_order_relaxed);
-  if (run_first_ == nullptr) {
-    run_first_ = item;
-  } else {
-    run_last_->next.store(item, std::memory_order_relaxed);
-  }
-  run_last_ = item;
-  if (++run_count_ >= kMaxOutgoing) FlushOutgoing();
-}
-
-void Worker::FlushOutgoing() {
-  if (run_first_ == nullptr) return;
-  Worker* target = run_target_;
-  MailboxItem* first = run_first_;
-  MailboxItem* last = run_last_;
-  run_first_ = run_last_ = nullptr;
-  run_count_ = 0;
-  const size_t t = static_cast<size_t>(target->id());
-  if (flushes_to_.size() <= t) flushes_to_.resize(t + 1, 0);
-  ++flushes_to_[t];
-  ++chains_sent_;
-  if (target->Deliver(first, last)) ++wakeups_sent_;
+  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) loop_.Wake();
 }
 
 void Worker::AddTimer(int64_t interval_us, std::function<void()> fn) {
@@ -152,7 +106,6 @@ void Worker::Run(std::function<bool(std::string*)> init, std::function<bool()> d
     return false;
   };
 
-  batching_ = true;
   while (true) {
     DrainMailbox();
     busy_ = false;
@@ -162,17 +115,12 @@ void Worker::Run(std::function<bool(std::string*)> init, std::function<bool()> d
     if (!deferred_.empty()) busy_ = true;
     for (auto& hook : turn_hooks_) hook();
     int64_t timeout = RunTimers();
-    // What this turn posted leaves now, before this worker may sleep (a post to itself is then in
-    // its own mailbox, so it does not sleep).
-    FlushOutgoing();
     if (stop_requested() && done()) break;
     // While stopping, poll at least every 10 ms so `done` is re-checked.
     if (stop_requested() && (timeout < 0 || timeout > 10000)) timeout = 10000;
     loop_.Turn(true, timeout);
     sleeping_.store(false, std::memory_order_relaxed);
   }
-  batching_ = false;
-  FlushOutgoing();
   current_worker = nullptr;
 }
 

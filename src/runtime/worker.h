@@ -31,23 +31,7 @@ class Worker {
   static Worker* Current();
 
   // Any thread: runs item->run(item) on this worker's thread, in push order per producer.
-  // Posted from a worker's loop, the item waits in that worker's outbox, which holds one run of
-  // consecutive posts to the same target: the run is pushed as one chain, with one wake-up, when
-  // the turn ends, when a post to another target comes (so items still become visible in exactly
-  // the order they were posted, across targets too), or at kMaxOutgoing items.
   void Post(MailboxItem* item);
-
-  // Own thread: whether Post from this thread goes to the outbox (the loop runs), and how many
-  // chains this worker has pushed to worker `target` so far. An item posted to target from the
-  // loop stays invisible to target while this count is unchanged since just before the post, so
-  // its poster may still add to it (PubSub's delivery batches grow that way during a turn).
-  bool batching() const { return batching_; }
-  uint64_t flushes_to(int target) const {
-    return static_cast<size_t>(target) < flushes_to_.size() ? flushes_to_[target] : 0;
-  }
-
-  // The longest run held back: bounds the delay a hop posted early in a long turn can see.
-  static constexpr int kMaxOutgoing = 64;
 
   // Own thread: the next loop turn must not sleep (more work is ready in user-space queues).
   void MarkBusy() { busy_ = true; }
@@ -73,9 +57,6 @@ class Worker {
   void Join();
 
   uint64_t mailbox_items() const { return mailbox_items_; }
-  // Chains pushed to other workers' mailboxes and wake-ups (eventfd writes) sent by this worker.
-  uint64_t chains_sent() const { return chains_sent_; }
-  uint64_t wakeups_sent() const { return wakeups_sent_; }
 
  private:
   struct Timer {
@@ -86,13 +67,6 @@ class Worker {
   void Run(std::function<bool(std::string*)> init, std::function<bool()> done);
   int64_t RunTimers();  // returns microseconds until the next timer (or -1)
   void DrainMailbox();
-  // Pushes item (or a chain) into this worker's mailbox and wakes it if it sleeps; returns
-  // whether a wake-up was sent.
-  bool Deliver(MailboxItem* first, MailboxItem* last);
-  // Own thread: adds item to the outbox run (pushing the run first if it is for another target)
-  // / pushes the run.
-  void Enqueue(Worker* target, MailboxItem* item);
-  void FlushOutgoing();
 
   const int id_;
   const int pin_cpu_;
@@ -107,15 +81,6 @@ class Worker {
   std::vector<MailboxItem*> running_deferred_;
   std::thread thread_;
   uint64_t mailbox_items_ = 0;
-  bool batching_ = false;  // the loop runs: Post from this thread goes to the outbox
-  // The outbox run: items for run_target_, linked through MailboxItem::next.
-  Worker* run_target_ = nullptr;
-  MailboxItem* run_first_ = nullptr;
-  MailboxItem* run_last_ = nullptr;
-  int run_count_ = 0;
-  std::vector<uint64_t> flushes_to_;  // chains pushed, by target id
-  uint64_t chains_sent_ = 0;
-  uint64_t wakeups_sent_ = 0;
 
   std::atomic<int> started_{0};  // 0 pending, 1 ok, 2 failed
   std::string start_error_;

@@ -90,8 +90,7 @@ PubSub::PubSub(Server* server, ClientHub* hub)
 
 PubSub::~PubSub() {
   for (int w = 0; w < ClientHub::kMaxWorkers; ++w) {
-    // Only the scratch batch is ours: every other one was posted and its home deletes it.
-    if (static_cast<size_t>(w) < workers_[w].open.size()) delete workers_[w].open[w];
+    for (DeliveryBatch* b : workers_[w].open) delete b;  // not posted (posted ones are null)
   }
 }
 
@@ -119,14 +118,10 @@ void PubSub::OnClose(ClientState* cl) {
     removals[w]->names.emplace_back(kind, name);
   };
   PubSubClient& st = *cl->pubsub;
-  for (const std::string& c : st.of(PubSubKind::kChannel)) {
-    add(server_->shards().ShardOf(c), PubSubKind::kChannel, c);
-  }
-  for (const std::string& c : st.of(PubSubKind::kShard)) {
-    add(server_->shards().ShardOf(c), PubSubKind::kShard, c);
-  }
-  for (const std::string& p : st.of(PubSubKind::kPattern)) {
-    for (int w = 0; w < n; ++w) add(w, PubSubKind::kPattern, p);
+  for (PubSubKind kind : {PubSubKind::kChannel, PubSubKind::kPattern, PubSubKind::kShard}) {
+    for (const std::string& name : st.of(kind)) {
+      for (int w = 0; w < n; ++w) add(w, kind, name);
+    }
   }
   for (auto& set : st.names) set.clear();
   st.held.clear();
@@ -163,57 +158,33 @@ void PubSub::RemoveOn(int w, PubSubKind kind, std::string_view name, uint64_t cl
   if (subs.empty()) reg.erase(it);
 }
 
-PubSub::DeliveryBatch* PubSub::BatchFor(int w, int home, bool* fresh) {
+PubSub::DeliveryBatch* PubSub::BatchFor(int w, int home) {
   PerWorker& pw = workers_[w];
-  if (pw.open.size() <= static_cast<size_t>(home)) {
-    pw.open.resize(server_->worker_count(), nullptr);
-    pw.open_epoch.resize(server_->worker_count(), 0);
-  }
+  if (pw.open.size() <= static_cast<size_t>(home)) pw.open.resize(server_->worker_count());
   DeliveryBatch*& b = pw.open[home];
-  *fresh = false;
-  if (home == w) {
-    if (b == nullptr) {
-      b = new DeliveryBatch();
-      b->pubsub = this;
-      b->home = home;
+  if (b == nullptr) {
+    b = new DeliveryBatch();
+    b->pubsub = this;
+    b->home = home;
+    if (home != w) {
+      pw.open_homes.push_back(home);
+      // Opened after this turn's hooks ran (a PUBLISH resumed by a timer): the loop must turn
+      // again rather than sleep, so that EndOfTurn posts it.
+      Worker::Current()->MarkBusy();
     }
-    return b;
   }
-  // Still in our outbox (no chain pushed to `home` since it was posted; the run holding it has
-  // only items for `home` after it) and not too large: the message joins it. It reaches `home`
-  // before anything posted after it — the publisher's reply included — and ahead of the items
-  // queued behind it in the run, which are at most (un)subscribe hops returning to `home`; a
-  // client whose (un)subscribe is in flight there holds or drops it as it would anyway.
-  if (b != nullptr && server_->worker(w)->flushes_to(home) == pw.open_epoch[home] &&
-      b->footprint() < kMaxBatchBytes) {
-    return b;
-  }
-  b = new DeliveryBatch();  // the previous one (if any) has left or is full: it is not ours now
-  b->pubsub = this;
-  b->home = home;
-  b->run = [](MailboxItem* item) {
-    auto* batch = static_cast<DeliveryBatch*>(item);
-    batch->pubsub->Deliver(*batch);
-    delete batch;
-  };
-  *fresh = true;
   return b;
 }
 
 int64_t PubSub::PublishOn(int w, PubSubKind kind, std::string_view channel,
                           std::string_view payload) {
   const int n = server_->worker_count();
-  // By home: the batch this call writes to, and whether this call opened it.
-  thread_local std::vector<DeliveryBatch*> using_batch;
-  thread_local std::vector<char> fresh;
+  thread_local std::vector<DeliveryBatch*> using_batch;  // by home: where this call writes
   using_batch.assign(n, nullptr);
-  fresh.assign(n, 0);
   auto to = [&](int home) -> DeliveryBatch* {
     DeliveryBatch*& b = using_batch[home];
     if (b == nullptr) {
-      bool is_new = false;
-      b = BatchFor(w, home, &is_new);
-      fresh[home] = is_new;
+      b = BatchFor(w, home);
       b->Begin(kind, channel, payload);
     }
     return b;
@@ -231,28 +202,38 @@ int64_t PubSub::PublishOn(int w, PubSubKind kind, std::string_view channel,
       receivers += static_cast<int64_t>(subs.size());
     }
   }
-  PerWorker& pw = workers_[w];
-  // The owner's own subscribers are served now, from the reused scratch batch.
-  if (pw.open.size() > static_cast<size_t>(w) && pw.open[w] != nullptr &&
-      !pw.open[w]->messages.empty()) {
-    Deliver(*pw.open[w]);
-    pw.open[w]->Clear();
+  // This worker's own subscribers are served now, from the reused scratch batch.
+  if (using_batch[w] != nullptr) {
+    Deliver(*using_batch[w]);
+    using_batch[w]->Clear();
   }
-  // New batches are posted now, before our caller posts the publisher's reply: a later PUBLISH
-  // from the same client cannot overtake this one at any home.
-  Worker* self = server_->worker(w);
   for (int home = 0; home < n; ++home) {
-    if (!fresh[home]) continue;
-    DeliveryBatch* b = using_batch[home];
-    const uint64_t epoch = self->flushes_to(home);
-    server_->worker(home)->Post(b);
-    // Appendable only while it waits in our outbox: not if that post pushed the chain (outbox
-    // full) or went straight to the mailbox (not called from the loop).
-    const bool held = self->batching() && self->flushes_to(home) == epoch;
-    pw.open[home] = held ? b : nullptr;
-    pw.open_epoch[home] = epoch;
+    if (home != w && using_batch[home] != nullptr &&
+        using_batch[home]->footprint() >= kMaxBatchBytes) {
+      PostBatch(w, home);
+    }
   }
   return receivers;
+}
+
+void PubSub::PostBatch(int w, int home) {
+  DeliveryBatch* b = workers_[w].open[home];
+  workers_[w].open[home] = nullptr;
+  b->run = [](MailboxItem* item) {
+    auto* batch = static_cast<DeliveryBatch*>(item);
+    batch->pubsub->Deliver(*batch);
+    delete batch;
+  };
+  server_->worker(home)->Post(b);
+}
+
+void PubSub::EndOfTurn(int w) {
+  PerWorker& pw = workers_[w];
+  if (pw.open_homes.empty()) return;
+  for (int home : pw.open_homes) {
+    if (pw.open[home] != nullptr) PostBatch(w, home);
+  }
+  pw.open_homes.clear();
 }
 
 void PubSub::Deliver(const DeliveryBatch& b) {

@@ -88,34 +88,6 @@ TEST(MailboxTest, ItemCanBeRepushedAfterPop) {
   EXPECT_TRUE(box.Empty());
 }
 
-TEST(MailboxTest, ChainKeepsItsOrderBetweenSinglePushes) {
-  Mailbox box;
-  std::vector<TestItem> items(6);
-  for (int i = 0; i < 6; ++i) items[i].seq = i;
-  box.Push(&items[0]);
-  // items 1..4 linked by the caller, as a worker's outbox links them.
-  for (int i = 1; i < 4; ++i) items[i].next.store(&items[i + 1]);
-  box.PushChain(&items[1], &items[4]);
-  box.Push(&items[5]);
-  for (int i = 0; i < 6; ++i) {
-    TestItem* item = Next(box);
-    ASSERT_NE(item, nullptr) << i;
-    EXPECT_EQ(item->seq, i);
-  }
-  EXPECT_EQ(box.Pop(), nullptr);
-  EXPECT_TRUE(box.Empty());
-}
-
-TEST(MailboxTest, ChainOfOneIntoEmptyMailbox) {
-  Mailbox box;
-  TestItem item;
-  box.PushChain(&item, &item);
-  EXPECT_FALSE(box.Empty());
-  EXPECT_EQ(box.Pop(), &item);
-  EXPECT_EQ(box.Pop(), nullptr);
-  EXPECT_TRUE(box.Empty());
-}
-
 TEST(MailboxTest, ManyProducersOneConsumer) {
   constexpr int kProducers = 4;
   constexpr int kPerProducer = 100000;

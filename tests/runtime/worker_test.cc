@@ -114,65 +114,6 @@ TEST_F(WorkerTest, PostsFromOneProducerRunInOrder) {
   EXPECT_GE(w(0).mailbox_items(), static_cast<uint64_t>(kItems + 1));
 }
 
-// Posts from a worker's loop go through its outbox: what one item posts to the other worker
-// arrives as one chain (one wake-up), in post order, and a long burst is split at kMaxOutgoing.
-TEST_F(WorkerTest, PostsFromAWorkerArriveInOrderAsChains) {
-  StartAll();
-  constexpr int kItems = 10 * Worker::kMaxOutgoing + 7;
-  std::vector<int> order;  // touched only on worker 1
-  std::atomic<bool> finished{false};
-  PostFn(w(0), [&]() {
-    for (int i = 0; i < kItems; ++i) PostFn(w(1), [&order, i]() { order.push_back(i); });
-    PostFn(w(1), [&]() { finished.store(true, std::memory_order_release); });
-  });
-  ASSERT_TRUE(WaitFor([&]() { return finished.load(std::memory_order_acquire); }));
-  ASSERT_EQ(order.size(), static_cast<size_t>(kItems));
-  for (int i = 0; i < kItems; ++i) ASSERT_EQ(order[i], i);
-  // kItems + 1 items in ceil((kItems + 1) / kMaxOutgoing) chains, whatever the timing.
-  std::atomic<uint64_t> chains{0};
-  std::atomic<bool> read{false};
-  PostFn(w(0), [&]() {
-    chains.store(w(0).chains_sent());
-    read.store(true, std::memory_order_release);
-  });
-  ASSERT_TRUE(WaitFor([&]() { return read.load(std::memory_order_acquire); }));
-  EXPECT_EQ(chains.load(),
-            static_cast<uint64_t>((kItems + Worker::kMaxOutgoing) / Worker::kMaxOutgoing));
-}
-
-// The outbox holds one run: a post to another target pushes the run first, so items become
-// visible in post order across targets; flushes_to counts the pushes.
-TEST_F(WorkerTest, PostToAnotherTargetPushesTheRun) {
-  StartAll();
-  std::atomic<bool> done{false};
-  uint64_t before = 0, held = 0, after = 0;
-  bool batching = false;
-  PostFn(w(0), [&]() {
-    batching = w(0).batching();
-    before = w(0).flushes_to(1);
-    PostFn(w(1), []() {});
-    held = w(0).flushes_to(1);  // still in the outbox
-    PostFn(w(0), []() {});      // another target: the run for worker 1 leaves
-    after = w(0).flushes_to(1);
-    done.store(true, std::memory_order_release);
-  });
-  ASSERT_TRUE(WaitFor([&]() { return done.load(std::memory_order_acquire); }));
-  EXPECT_TRUE(batching);
-  EXPECT_EQ(held, before);
-  EXPECT_EQ(after, before + 1);
-}
-
-// A worker posting to itself from its loop runs the item on a later turn and does not sleep on it.
-TEST_F(WorkerTest, PostToSelfFromTheLoopRuns) {
-  StartAll();
-  std::atomic<int> step{0};
-  PostFn(w(0), [&]() {
-    PostFn(w(0), [&]() { step.store(2, std::memory_order_release); });
-    step.store(1, std::memory_order_release);
-  });
-  ASSERT_TRUE(WaitFor([&]() { return step.load(std::memory_order_acquire) == 2; }));
-}
-
 TEST_F(WorkerTest, TimersFire) {
   std::atomic<int> before_start{0};
   std::atomic<int> from_thread{0};
