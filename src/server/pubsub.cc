@@ -7,72 +7,22 @@
 #include "runtime/worker.h"
 #include "server/client_hub.h"
 #include "server/client_state.h"
+#include "server/pubsub_batch.h"
 #include "server/server.h"
 
 namespace lavik {
 
-// The messages one worker publishes, during one loop turn, to the subscribers that live on one
-// other worker: one mailbox item and a few buffers for all of them, instead of an item with its
-// own copies per PUBLISH (doc/pubsub.md, "Costs"). Messages keep publish order; the receivers of
-// one message are contiguous. Names and payloads are copied once into `bytes`.
+// One turn's messages for the subscribers on worker `home`, as one mailbox item.
 struct PubSub::DeliveryBatch : MailboxItem {
-  struct Message {
-    PubSubKind kind;
-    size_t channel, channel_len;  // offsets into bytes
-    size_t payload, payload_len;
-    size_t first_receiver, receivers;  // range of `receivers`
-  };
-  struct Receiver {
-    uint64_t id;
-    size_t pattern, pattern_len;  // offsets into bytes; pattern_len 0 for a direct subscriber
-    bool by_pattern;
-  };
-
   PubSub* pubsub = nullptr;
   int home = 0;
-  const std::string* last_pattern = nullptr;  // in the owner's registry; reset per message
-  size_t last_pattern_at = 0;
-  std::string bytes;
-  std::vector<Message> messages;
-  std::vector<Receiver> receivers;
-
-  // Starts this PUBLISH's message here (at its first receiver on this home).
-  void Begin(PubSubKind kind, std::string_view channel, std::string_view payload) {
-    last_pattern = nullptr;
-    Message m{kind, bytes.size(), channel.size(), 0, payload.size(), receivers.size(), 0};
-    bytes.append(channel);
-    m.payload = bytes.size();
-    bytes.append(payload);
-    messages.push_back(m);
-  }
-  void AddDirect(uint64_t id) {
-    receivers.push_back(Receiver{id, 0, 0, false});
-    ++messages.back().receivers;
-  }
-  void AddMatched(uint64_t id, const std::string& pattern) {
-    if (last_pattern != &pattern) {
-      last_pattern = &pattern;
-      last_pattern_at = bytes.size();
-      bytes.append(pattern);
-    }
-    receivers.push_back(Receiver{id, last_pattern_at, pattern.size(), true});
-    ++messages.back().receivers;
-  }
-  size_t footprint() const {
-    return bytes.size() + receivers.size() * sizeof(Receiver) + messages.size() * sizeof(Message);
-  }
-  void Clear() {
-    bytes.clear();
-    messages.clear();
-    receivers.clear();
-    last_pattern = nullptr;
-  }
+  PubSubBatch batch;
 };
 
 namespace {
 
 // A batch this large leaves at once rather than at the end of the turn, which bounds the memory a
-// burst of large payloads holds on the owner.
+// burst of large payloads holds on the publishing worker.
 constexpr size_t kMaxBatchBytes = size_t{1} << 20;
 
 // A departed client's subscriptions, removed on the worker that holds them.
@@ -185,31 +135,31 @@ int64_t PubSub::PublishOn(int w, PubSubKind kind, std::string_view channel,
     DeliveryBatch*& b = using_batch[home];
     if (b == nullptr) {
       b = BatchFor(w, home);
-      b->Begin(kind, channel, payload);
+      b->batch.Begin(kind, channel, payload);
     }
     return b;
   };
   int64_t receivers = 0;
   const Registry& reg = RegistryOn(w, kind);
   if (auto it = reg.find(std::string(channel)); it != reg.end()) {
-    for (const Sub& s : it->second) to(s.home)->AddDirect(s.id);
+    for (const Sub& s : it->second) to(s.home)->batch.AddDirect(s.id);
     receivers += static_cast<int64_t>(it->second.size());
   }
   if (kind == PubSubKind::kChannel) {
     for (const auto& [pattern, subs] : RegistryOn(w, PubSubKind::kPattern)) {
       if (!GlobMatch(pattern, channel)) continue;
-      for (const Sub& s : subs) to(s.home)->AddMatched(s.id, pattern);
+      for (const Sub& s : subs) to(s.home)->batch.AddMatched(s.id, pattern);
       receivers += static_cast<int64_t>(subs.size());
     }
   }
   // This worker's own subscribers are served now, from the reused scratch batch.
   if (using_batch[w] != nullptr) {
     Deliver(*using_batch[w]);
-    using_batch[w]->Clear();
+    using_batch[w]->batch.Clear();
   }
   for (int home = 0; home < n; ++home) {
     if (home != w && using_batch[home] != nullptr &&
-        using_batch[home]->footprint() >= kMaxBatchBytes) {
+        using_batch[home]->batch.footprint() >= kMaxBatchBytes) {
       PostBatch(w, home);
     }
   }
@@ -238,27 +188,21 @@ void PubSub::EndOfTurn(int w) {
 
 void PubSub::Deliver(const DeliveryBatch& b) {
   PerWorker& pw = workers_[b.home];
-  for (const DeliveryBatch::Message& m : b.messages) {
-    const std::string_view channel(b.bytes.data() + m.channel, m.channel_len);
-    const std::string_view payload(b.bytes.data() + m.payload, m.payload_len);
-    for (size_t i = m.first_receiver; i < m.first_receiver + m.receivers; ++i) {
-      const DeliveryBatch::Receiver& r = b.receivers[i];
-      auto it = pw.local.find(r.id);
-      if (it == pw.local.end()) continue;  // the client left after the message was published
-      ClientState* cl = it->second;
-      PubSubClient& st = *cl->pubsub;
-      const PubSubKind kind = r.by_pattern ? PubSubKind::kPattern : m.kind;
-      const std::string_view pattern =
-          r.by_pattern ? std::string_view(b.bytes.data() + r.pattern, r.pattern_len)
-                       : std::string_view();
-      // Unsubscribed meanwhile (UNSUBSCRIBE takes effect at home at once): not for it any more.
-      if (!st.of(kind).contains(std::string(r.by_pattern ? pattern : channel))) continue;
-      if (cl->closed || cl->conn->closing()) continue;
-      std::string* out = st.in_flight ? &st.held : cl->conn->output();
-      AppendPubSubMessage(out, cl->resp, kind, pattern, channel, payload);
-      hub_->OnPubSubOutput(cl);
+  b.batch.ForEach([&](uint64_t id, PubSubKind kind, std::string_view pattern,
+                      std::string_view channel, std::string_view payload) {
+    auto it = pw.local.find(id);
+    if (it == pw.local.end()) return;  // the client left after the message was published
+    ClientState* cl = it->second;
+    PubSubClient& st = *cl->pubsub;
+    // Unsubscribed meanwhile (UNSUBSCRIBE takes effect at home at once): not for it any more.
+    if (!st.of(kind).contains(std::string(kind == PubSubKind::kPattern ? pattern : channel))) {
+      return;
     }
-  }
+    if (cl->closed || cl->conn->closing()) return;
+    std::string* out = st.in_flight ? &st.held : cl->conn->output();
+    AppendPubSubMessage(out, cl->resp, kind, pattern, channel, payload);
+    hub_->OnPubSubOutput(cl);
+  });
 }
 
 void PubSub::ListOn(int w, PubSubKind kind, std::string_view pattern, bool has_pattern,
