@@ -3,8 +3,8 @@
 #
 # Two variants, each on a fresh pair of servers:
 #   one-key    redis-benchmark's own tests (-t lpush, ...): every write grows ONE key ("mylist",
-#              "myset", "myhash", "myzset", "mystream") to about BENCH_REQUESTS elements, members
-#              random over BENCH_REQUESTS (-r). Lavik rewrites a collection stored as one record
+#              "myset", "myhash", "myzset", "mystream") to about ONE_KEY_REQUESTS elements, members
+#              random over ONE_KEY_REQUESTS (-r). Lavik rewrites a collection stored as one record
 #              on every change (doc/collections.md), so this variant shows that cost.
 #   many-keys  the same commands as custom command lines whose key is "<type>:__rand_int__" with
 #              -r MANY_KEYS: many small collections (BENCH_REQUESTS / MANY_KEYS elements each).
@@ -22,7 +22,8 @@
 # on CLIENT_CPUS; lavik --threads LAVIK_THREADS (1: one core each, like redis-server).
 #
 # Environment (defaults in brackets):
-#   BENCH_REQUESTS [100000]  MANY_KEYS [10000]  BENCH_CLIENTS [50]  BENCH_VALUE_SIZE [3]
+#   BENCH_REQUESTS [100000]  ONE_KEY_REQUESTS [BENCH_REQUESTS: -n of the one-key variant]
+#   MANY_KEYS [10000]  BENCH_CLIENTS [50]  BENCH_VALUE_SIZE [3]
 #   BENCH_VARIANTS ["one-key many-keys"]  BENCH_TESTS [all of the above, lowercase]
 #   POINT_TIMEOUT [600: seconds before a point is reported "timeout" and skipped]
 #   LAVIK_BIN [build/lavik]  LAVIK_THREADS [1]  SERVER_CPUS [1]  CLIENT_CPUS [0]
@@ -41,6 +42,7 @@ LAVIK_THREADS=${LAVIK_THREADS:-1}
 SERVER_CPUS=${SERVER_CPUS:-1}
 CLIENT_CPUS=${CLIENT_CPUS:-0}
 BENCH_REQUESTS=${BENCH_REQUESTS:-100000}
+ONE_KEY_REQUESTS=${ONE_KEY_REQUESTS:-$BENCH_REQUESTS}
 MANY_KEYS=${MANY_KEYS:-10000}
 BENCH_CLIENTS=${BENCH_CLIENTS:-50}
 BENCH_VALUE_SIZE=${BENCH_VALUE_SIZE:-3}
@@ -53,7 +55,7 @@ source "$ROOT/bench/lib.sh"
 
 require_tools "$REDIS_SERVER" "$REDIS_CLI" "$REDIS_BENCHMARK" taskset timeout getconf
 [[ -x $LAVIK_BIN ]] || die "no $LAVIK_BIN: build first"
-for v in BENCH_REQUESTS MANY_KEYS BENCH_CLIENTS BENCH_VALUE_SIZE LAVIK_THREADS POINT_TIMEOUT; do
+for v in BENCH_REQUESTS ONE_KEY_REQUESTS MANY_KEYS BENCH_CLIENTS BENCH_VALUE_SIZE LAVIK_THREADS POINT_TIMEOUT; do
   require_uint "$v" "${!v}"
 done
 taskset -c "$SERVER_CPUS" true 2>/dev/null || die "SERVER_CPUS=$SERVER_CPUS is not a usable CPU list"
@@ -185,13 +187,16 @@ run_point() {  # server variant test
   local out="$TMP/$server-$variant-$t.csv" before after rc=0
   local -a args
   read -r -a args <<<"$(test_args "$t" "$variant")"
-  local range=$BENCH_REQUESTS
-  [[ $variant == many-keys ]] && range=$MANY_KEYS
+  local requests=$ONE_KEY_REQUESTS range=$ONE_KEY_REQUESTS
+  if [[ $variant == many-keys ]]; then
+    requests=$BENCH_REQUESTS
+    range=$MANY_KEYS
+  fi
   log "$server $variant $t: ${args[*]}"
   before=$(cpu_ticks "$SERVER_PID")
   # In the background so that a signal runs the cleanup trap at once.
   timeout "$POINT_TIMEOUT" taskset -c "$CLIENT_CPUS" "$REDIS_BENCHMARK" -h "$HOST" -p "$PORT" \
-    -n "$BENCH_REQUESTS" -c "$BENCH_CLIENTS" -r "$range" -d "$BENCH_VALUE_SIZE" -P 1 --csv \
+    -n "$requests" -c "$BENCH_CLIENTS" -r "$range" -d "$BENCH_VALUE_SIZE" -P 1 --csv \
     "${args[@]}" >"$out" 2>&1 &
   CLIENT_PID=$!
   wait "$CLIENT_PID" || rc=$?
@@ -215,7 +220,7 @@ run_point() {  # server variant test
   ((${#f[@]} >= 7)) || die "unexpected CSV row ($server $variant $t): $row"
   RPS[$key]=${f[0]}
   P50[$key]=${f[3]}
-  CPU_US[$key]=$(calc 't * 1e6 / hz / n' "t=$((after - before))" "hz=$CLK_TCK" "n=$BENCH_REQUESTS")
+  CPU_US[$key]=$(calc 't * 1e6 / hz / n' "t=$((after - before))" "hz=$CLK_TCK" "n=$requests")
   CPU_US[$key]=$(printf '%.2f' "${CPU_US[$key]}")
 }
 
@@ -270,7 +275,7 @@ OUT=$RESULTS_DIR/collections-$STAMP.md
   echo
   echo "- lavik: $("$LAVIK_BIN" --version 2>&1 | head -n 1) (git $(git_rev)), --threads $LAVIK_THREADS"
   echo "- redis: $("$REDIS_SERVER" --version | grep -o 'v=[^ ]*' | head -n 1); client: $("$REDIS_BENCHMARK" --version 2>&1 | head -n 1)"
-  echo "- redis-benchmark -n $BENCH_REQUESTS -c $BENCH_CLIENTS -P 1 -d $BENCH_VALUE_SIZE; one-key: -r $BENCH_REQUESTS (random members of one key); many-keys: -r $MANY_KEYS (random keys)"
+  echo "- redis-benchmark -c $BENCH_CLIENTS -P 1 -d $BENCH_VALUE_SIZE; one-key: -n $ONE_KEY_REQUESTS -r $ONE_KEY_REQUESTS (random members of one key); many-keys: -n $BENCH_REQUESTS -r $MANY_KEYS (random keys)"
   echo "- server CPUs $SERVER_CPUS, client CPUs $CLIENT_CPUS; $(nproc) CPUs; load average $LOAD_START at start, $LOAD_END at end"
   echo "- CPU µs/req = server utime+stime (all threads) over the point ÷ requests; ratios are lavik/redis"
   echo "  (ops/s: above 1 is better for lavik; CPU: below 1 is better for lavik)"
