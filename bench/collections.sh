@@ -234,6 +234,7 @@ ratio() {  # a b -> a/b, "-" unless both are numbers and b > 0
 read -r -a TESTS <<<"$BENCH_TESTS"
 read -r -a VARIANTS <<<"$BENCH_VARIANTS"
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+GIT_REV=$(git_rev)  # now: the results file written at the end would make the tree look dirty
 point=0
 for variant in "${VARIANTS[@]}"; do
   [[ $variant == one-key || $variant == many-keys ]] || die "unknown variant '$variant'"
@@ -273,7 +274,7 @@ OUT=$RESULTS_DIR/collections-$STAMP.md
 {
   echo "# Collection commands, lavik vs redis-server ($STAMP)"
   echo
-  echo "- lavik: $("$LAVIK_BIN" --version 2>&1 | head -n 1) (git $(git_rev)), --threads $LAVIK_THREADS"
+  echo "- lavik: $("$LAVIK_BIN" --version 2>&1 | head -n 1) (git $GIT_REV), --threads $LAVIK_THREADS"
   echo "- redis: $("$REDIS_SERVER" --version | grep -o 'v=[^ ]*' | head -n 1); client: $("$REDIS_BENCHMARK" --version 2>&1 | head -n 1)"
   echo "- redis-benchmark -c $BENCH_CLIENTS -P 1 -d $BENCH_VALUE_SIZE; one-key: -n $ONE_KEY_REQUESTS -r $ONE_KEY_REQUESTS (random members of one key); many-keys: -n $BENCH_REQUESTS -r $MANY_KEYS (random keys)"
   echo "- server CPUs $SERVER_CPUS, client CPUs $CLIENT_CPUS; $(nproc) CPUs; load average $LOAD_START at start, $LOAD_END at end"
