@@ -10,7 +10,8 @@
 #
 # Environment (defaults in brackets):
 #   LAVIK_BIN [build/lavik]   LAVIK_THREADS [2]   BENCH_RATES ["20000 100000 200000"]
-#   PUBLISHERS [64]  SUBSCRIBERS [100]  PAYLOAD [128]  SECONDS [10]  WARMUP [2]
+#   PUBLISHERS [64]  SUBSCRIBERS [100]  PAYLOAD [128]  BENCH_SECONDS [10]  WARMUP [2]
+#   (not SECONDS: bash sets that one itself, to the seconds since the shell started)
 #   SERVER_CPUS [all]  CLIENT_CPUS [all]  RESULTS_DIR [bench/results]
 # Output: a Markdown table on stdout and in RESULTS_DIR/pubsub-<stamp>.md. Servers are tracked
 # by PID and stopped on every exit path.
@@ -26,7 +27,7 @@ BENCH_RATES=${BENCH_RATES:-"20000 100000 200000"}
 PUBLISHERS=${PUBLISHERS:-64}
 SUBSCRIBERS=${SUBSCRIBERS:-100}
 PAYLOAD=${PAYLOAD:-128}
-SECONDS_PER_POINT=${SECONDS:-10}
+SECONDS_PER_POINT=${BENCH_SECONDS:-10}
 WARMUP=${WARMUP:-2}
 ALL_CPUS=$(nproc --all)
 SERVER_CPUS=${SERVER_CPUS:-0-$((ALL_CPUS - 1))}

@@ -7,24 +7,23 @@
 #include "runtime/worker.h"
 #include "server/client_hub.h"
 #include "server/client_state.h"
+#include "server/pubsub_batch.h"
 #include "server/server.h"
 
 namespace lavik {
 
-// One published message on its way to the subscribers that live on one worker: one mailbox item
-// per home worker per PUBLISH, however many of its clients receive it.
-struct PubSub::Delivery : MailboxItem {
+// One turn's messages for the subscribers on worker `home`, as one mailbox item.
+struct PubSub::DeliveryBatch : MailboxItem {
   PubSub* pubsub = nullptr;
   int home = 0;
-  PubSubKind kind = PubSubKind::kChannel;
-  std::string channel;
-  std::string payload;
-  std::vector<uint64_t> direct;                        // subscribers of the channel itself
-  std::vector<std::pair<uint64_t, uint32_t>> matched;  // (subscriber, index into patterns)
-  std::vector<std::string> patterns;
+  PubSubBatch batch;
 };
 
 namespace {
+
+// A batch this large leaves at once rather than at the end of the turn, which bounds the memory a
+// burst of large payloads holds on the publishing worker.
+constexpr size_t kMaxBatchBytes = size_t{1} << 20;
 
 // A departed client's subscriptions, removed on the worker that holds them.
 struct Removal : MailboxItem {
@@ -39,7 +38,11 @@ struct Removal : MailboxItem {
 PubSub::PubSub(Server* server, ClientHub* hub)
     : server_(server), hub_(hub), workers_(std::make_unique<PerWorker[]>(ClientHub::kMaxWorkers)) {}
 
-PubSub::~PubSub() = default;
+PubSub::~PubSub() {
+  for (int w = 0; w < ClientHub::kMaxWorkers; ++w) {
+    for (DeliveryBatch* b : workers_[w].open) delete b;  // not posted (posted ones are null)
+  }
+}
 
 PubSubClient& PubSub::StateOf(ClientState* cl) {
   if (cl->pubsub == nullptr) {
@@ -65,14 +68,10 @@ void PubSub::OnClose(ClientState* cl) {
     removals[w]->names.emplace_back(kind, name);
   };
   PubSubClient& st = *cl->pubsub;
-  for (const std::string& c : st.of(PubSubKind::kChannel)) {
-    add(server_->shards().ShardOf(c), PubSubKind::kChannel, c);
-  }
-  for (const std::string& c : st.of(PubSubKind::kShard)) {
-    add(server_->shards().ShardOf(c), PubSubKind::kShard, c);
-  }
-  for (const std::string& p : st.of(PubSubKind::kPattern)) {
-    for (int w = 0; w < n; ++w) add(w, PubSubKind::kPattern, p);
+  for (PubSubKind kind : {PubSubKind::kChannel, PubSubKind::kPattern, PubSubKind::kShard}) {
+    for (const std::string& name : st.of(kind)) {
+      for (int w = 0; w < n; ++w) add(w, kind, name);
+    }
   }
   for (auto& set : st.names) set.clear();
   st.held.clear();
@@ -109,78 +108,101 @@ void PubSub::RemoveOn(int w, PubSubKind kind, std::string_view name, uint64_t cl
   if (subs.empty()) reg.erase(it);
 }
 
+PubSub::DeliveryBatch* PubSub::BatchFor(int w, int home) {
+  PerWorker& pw = workers_[w];
+  if (pw.open.size() <= static_cast<size_t>(home)) pw.open.resize(server_->worker_count());
+  DeliveryBatch*& b = pw.open[home];
+  if (b == nullptr) {
+    b = new DeliveryBatch();
+    b->pubsub = this;
+    b->home = home;
+    if (home != w) {
+      pw.open_homes.push_back(home);
+      // Opened after this turn's hooks ran (a PUBLISH resumed by a timer): the loop must turn
+      // again rather than sleep, so that EndOfTurn posts it.
+      Worker::Current()->MarkBusy();
+    }
+  }
+  return b;
+}
+
 int64_t PubSub::PublishOn(int w, PubSubKind kind, std::string_view channel,
                           std::string_view payload) {
   const int n = server_->worker_count();
-  thread_local std::vector<Delivery*> batch;
-  batch.assign(n, nullptr);
-  auto to = [&](int home) -> Delivery* {
-    Delivery*& d = batch[home];
-    if (d == nullptr) {
-      d = new Delivery();
-      d->pubsub = this;
-      d->home = home;
-      d->kind = kind;
-      d->channel.assign(channel);
-      d->payload.assign(payload);
+  thread_local std::vector<DeliveryBatch*> using_batch;  // by home: where this call writes
+  using_batch.assign(n, nullptr);
+  auto to = [&](int home) -> DeliveryBatch* {
+    DeliveryBatch*& b = using_batch[home];
+    if (b == nullptr) {
+      b = BatchFor(w, home);
+      b->batch.Begin(kind, channel, payload);
     }
-    return d;
+    return b;
   };
   int64_t receivers = 0;
   const Registry& reg = RegistryOn(w, kind);
   if (auto it = reg.find(std::string(channel)); it != reg.end()) {
-    for (const Sub& s : it->second) to(s.home)->direct.push_back(s.id);
+    for (const Sub& s : it->second) to(s.home)->batch.AddDirect(s.id);
     receivers += static_cast<int64_t>(it->second.size());
   }
   if (kind == PubSubKind::kChannel) {
     for (const auto& [pattern, subs] : RegistryOn(w, PubSubKind::kPattern)) {
       if (!GlobMatch(pattern, channel)) continue;
-      for (const Sub& s : subs) {
-        Delivery* d = to(s.home);
-        if (d->patterns.empty() || d->patterns.back() != pattern) d->patterns.push_back(pattern);
-        d->matched.emplace_back(s.id, static_cast<uint32_t>(d->patterns.size() - 1));
-      }
+      for (const Sub& s : subs) to(s.home)->batch.AddMatched(s.id, pattern);
       receivers += static_cast<int64_t>(subs.size());
     }
   }
+  // This worker's own subscribers are served now, from the reused scratch batch.
+  if (using_batch[w] != nullptr) {
+    Deliver(*using_batch[w]);
+    using_batch[w]->batch.Clear();
+  }
   for (int home = 0; home < n; ++home) {
-    Delivery* d = batch[home];
-    if (d == nullptr) continue;
-    if (home == w) {
-      Deliver(home, *d);
-      delete d;
-    } else {
-      d->run = [](MailboxItem* item) { RunDelivery(item); };
-      server_->worker(home)->Post(d);
+    if (home != w && using_batch[home] != nullptr &&
+        using_batch[home]->batch.footprint() >= kMaxBatchBytes) {
+      PostBatch(w, home);
     }
   }
   return receivers;
 }
 
-void PubSub::RunDelivery(void* item) {
-  auto* d = static_cast<Delivery*>(static_cast<MailboxItem*>(item));
-  d->pubsub->Deliver(d->home, *d);
-  delete d;
+void PubSub::PostBatch(int w, int home) {
+  DeliveryBatch* b = workers_[w].open[home];
+  workers_[w].open[home] = nullptr;
+  b->run = [](MailboxItem* item) {
+    auto* batch = static_cast<DeliveryBatch*>(item);
+    batch->pubsub->Deliver(*batch);
+    delete batch;
+  };
+  server_->worker(home)->Post(b);
 }
 
-void PubSub::Deliver(int home, const Delivery& d) {
-  PerWorker& pw = workers_[home];
-  auto send = [&](uint64_t id, PubSubKind kind, std::string_view pattern) {
+void PubSub::EndOfTurn(int w) {
+  PerWorker& pw = workers_[w];
+  if (pw.open_homes.empty()) return;
+  for (int home : pw.open_homes) {
+    if (pw.open[home] != nullptr) PostBatch(w, home);
+  }
+  pw.open_homes.clear();
+}
+
+void PubSub::Deliver(const DeliveryBatch& b) {
+  PerWorker& pw = workers_[b.home];
+  b.batch.ForEach([&](uint64_t id, PubSubKind kind, std::string_view pattern,
+                      std::string_view channel, std::string_view payload) {
     auto it = pw.local.find(id);
     if (it == pw.local.end()) return;  // the client left after the message was published
     ClientState* cl = it->second;
     PubSubClient& st = *cl->pubsub;
     // Unsubscribed meanwhile (UNSUBSCRIBE takes effect at home at once): not for it any more.
-    if (!st.of(kind).contains(std::string(kind == PubSubKind::kPattern ? pattern : d.channel))) {
+    if (!st.of(kind).contains(std::string(kind == PubSubKind::kPattern ? pattern : channel))) {
       return;
     }
     if (cl->closed || cl->conn->closing()) return;
     std::string* out = st.in_flight ? &st.held : cl->conn->output();
-    AppendPubSubMessage(out, cl->resp, kind, pattern, d.channel, d.payload);
+    AppendPubSubMessage(out, cl->resp, kind, pattern, channel, payload);
     hub_->OnPubSubOutput(cl);
-  };
-  for (uint64_t id : d.direct) send(id, d.kind, {});
-  for (const auto& [id, p] : d.matched) send(id, PubSubKind::kPattern, d.patterns[p]);
+  });
 }
 
 void PubSub::ListOn(int w, PubSubKind kind, std::string_view pattern, bool has_pattern,

@@ -1,14 +1,15 @@
 // PubSub: the server-wide channel registry and message delivery across workers (doc/pubsub.md).
 //
-// Layout: channels and shard channels are partitioned like keys — a channel is registered on
-// the worker that owns its name's hash slot (ShardSet::ShardOf) — while every worker keeps a full
-// copy of the pattern list, so a PUBLISH runs on exactly one worker (the channel's owner) and
-// matches patterns there without another hop. A subscriber is recorded as (client id, home
-// worker), never as a pointer: the owner groups the receivers of a message by home worker and
-// posts one Delivery per home worker, which looks each id up in its own table of subscribed
-// clients (a client that left meanwhile is simply not found).
+// Layout: every worker keeps a full copy of the registry — channels, patterns and shard
+// channels — so a PUBLISH runs entirely on the publisher's own worker: no hop, no round trip for
+// the receiver count, and one producer per publisher, which keeps its messages in order across
+// channels. (Un)subscribing updates every copy before it is confirmed. A subscriber is recorded
+// as (client id, home worker), never as a pointer: the publishing worker groups the receivers of
+// its messages by home worker into one DeliveryBatch per home per loop turn, however many
+// messages, posted at the end of the turn (EndOfTurn); the home looks each id up in its own table
+// of subscribed clients (a client that left meanwhile is simply not found).
 //
-// Thread safety: each worker's part (its owned channels, its pattern copy, its table of local
+// Thread safety: each worker's part (its registry copy, its open batches, its table of local
 // subscribed clients) is touched only on that worker; the *On(worker) functions must run on the
 // named worker (the command handlers get there with ShardHop). Everything taking a ClientState
 // runs on that client's worker.
@@ -47,13 +48,16 @@ class PubSub {
 
   void AddOn(int w, PubSubKind kind, std::string_view name, uint64_t client_id, int home);
   void RemoveOn(int w, PubSubKind kind, std::string_view name, uint64_t client_id);
-  // Posts `payload` to every subscriber of `channel` (kChannel: and every matching pattern;
-  // kShard: shard subscribers only). `w` must be the channel's owner. Returns the receiver
-  // count, a client matching through two patterns counting twice, as Redis.
+  // Sends `payload` to every subscriber of `channel` (kChannel: and every matching pattern;
+  // kShard: shard subscribers only): inline to w's own clients, through w's batches to the
+  // others. Returns the receiver count, a client matching through two patterns counting twice,
+  // as Redis.
   int64_t PublishOn(int w, PubSubKind kind, std::string_view channel, std::string_view payload);
-  // PUBSUB: the channels (kChannel/kShard) owned by `w` matching `pattern` (all if empty);
-  // the subscriber count of one owned channel; the number of distinct patterns (the same on
-  // every worker).
+  // End of worker w's loop turn (a turn hook): posts the turn's delivery batches, one per home.
+  void EndOfTurn(int w);
+  // PUBSUB, from w's copy (every copy is complete): the channels (kChannel/kShard) matching
+  // `pattern` (all if !has_pattern); the subscriber count of one channel; the number of distinct
+  // patterns.
   void ListOn(int w, PubSubKind kind, std::string_view pattern, bool has_pattern,
               std::vector<std::string>* out) const;
   int64_t CountOn(int w, PubSubKind kind, std::string_view name) const;
@@ -65,15 +69,20 @@ class PubSub {
     int home;
   };
   using Registry = std::unordered_map<std::string, std::vector<Sub>>;
+  struct DeliveryBatch;
   struct PerWorker {
-    Registry owned[3];  // kChannel and kShard: the names this worker owns; kPattern: all
+    Registry owned[3];  // indexed by PubSubKind: a full copy on every worker
     std::unordered_map<uint64_t, ClientState*> local;  // this worker's subscribed clients
+    // This turn's batches by home worker (null: none open); the own worker's slot is a scratch
+    // batch, delivered inline at the end of each PUBLISH and reused.
+    std::vector<DeliveryBatch*> open;
+    std::vector<int> open_homes;  // homes with an open batch, in opening order
   };
-  struct Delivery;
 
   Registry& RegistryOn(int w, PubSubKind kind) { return workers_[w].owned[static_cast<int>(kind)]; }
-  void Deliver(int home, const Delivery& d);
-  static void RunDelivery(void* item);
+  DeliveryBatch* BatchFor(int w, int home);
+  void PostBatch(int w, int home);
+  void Deliver(const DeliveryBatch& b);
 
   Server* const server_;
   ClientHub* const hub_;

@@ -1,6 +1,7 @@
 // Pub/Sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE,
-// PUBLISH, SPUBLISH and PUBSUB. They all run on the client's worker (kCmdHome) and reach the
-// registry's owners with ShardHop; see server/pubsub.h and doc/pubsub.md.
+// PUBLISH, SPUBLISH and PUBSUB. They all run on the client's worker (kCmdHome); (un)subscribing
+// updates every worker's copy of the registry with ShardHop, the others read the local copy; see
+// server/pubsub.h and doc/pubsub.md.
 #include <string>
 #include <vector>
 
@@ -13,11 +14,6 @@
 
 namespace lavik {
 namespace {
-
-// True if `name` is registered on worker w: channels on their owner, patterns everywhere.
-bool HeldOn(Server* server, PubSubKind kind, std::string_view name, int w) {
-  return kind == PubSubKind::kPattern || server->shards().ShardOf(name) == w;
-}
 
 // Moves the held messages behind the confirmations just written.
 void ReleaseHeld(ClientState* cl, PubSubClient& st) {
@@ -43,14 +39,10 @@ Task Subscribe(Context& ctx, PubSubKind kind) {
     counts.push_back(st.CountFor(kind));
   }
   st.in_flight = true;
+  // Every worker holds a copy of the registry (a PUBLISH reads its own worker's copy).
   for (int w = 0; w < server->worker_count() && !added.empty(); ++w) {
-    bool any = false;
-    for (std::string_view name : added) any = any || HeldOn(server, kind, name, w);
-    if (!any) continue;
     co_await ShardHop(server->worker(w), [&, w]() {
-      for (std::string_view name : added) {
-        if (HeldOn(server, kind, name, w)) ps.AddOn(w, kind, name, cl->id, home);
-      }
+      for (std::string_view name : added) ps.AddOn(w, kind, name, cl->id, home);
     });
     // Gone meanwhile: PubSub::OnClose has posted the removal of every name in the set (ours
     // included) behind our registrations; nothing more to do or to reply.
@@ -95,13 +87,8 @@ Task Unsubscribe(Context& ctx, PubSubKind kind) {
   st.in_flight = true;
   PubSub& ps = server->pubsub();
   for (int wk = 0; wk < server->worker_count() && !removed.empty(); ++wk) {
-    bool any = false;
-    for (std::string_view name : removed) any = any || HeldOn(server, kind, name, wk);
-    if (!any) continue;
     co_await ShardHop(server->worker(wk), [&, wk]() {
-      for (std::string_view name : removed) {
-        if (HeldOn(server, kind, name, wk)) ps.RemoveOn(wk, kind, name, cl->id);
-      }
+      for (std::string_view name : removed) ps.RemoveOn(wk, kind, name, cl->id);
     });
     if (cl->closed) co_return;
   }
@@ -114,16 +101,12 @@ Task Unsubscribe(Context& ctx, PubSubKind kind) {
   ReleaseHeld(cl, st);
 }
 
+// Runs on the publisher's worker against its own copy of the registry: the reply does not wait
+// for another worker.
 Task Publish(Context& ctx, PubSubKind kind) {
-  Server* server = ctx.server;
-  const std::string_view channel = ctx.args[1];
-  const std::string_view payload = ctx.args[2];
-  const int owner = server->shards().ShardOf(channel);
-  int64_t receivers = 0;
-  PubSub& ps = server->pubsub();
-  co_await ShardHop(server->worker(owner),
-                    [&]() { receivers = ps.PublishOn(owner, kind, channel, payload); });
-  ctx.reply->Integer(receivers);
+  const int home = ctx.client->conn->worker()->id();
+  ctx.reply->Integer(ctx.server->pubsub().PublishOn(home, kind, ctx.args[1], ctx.args[2]));
+  co_return;
 }
 
 // SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, PUBLISH and SPUBLISH: every command that names channels
@@ -149,46 +132,31 @@ Task UnsubscribeCommand(Context& ctx) { return Unsubscribe(ctx, PubSubKind::kCha
 Task PunsubscribeCommand(Context& ctx) { return Unsubscribe(ctx, PubSubKind::kPattern); }
 Task SunsubscribeCommand(Context& ctx) { return Unsubscribe(ctx, PubSubKind::kShard); }
 
-// PUBSUB CHANNELS / SHARDCHANNELS [pattern]: every worker lists the channels it owns.
+// PUBSUB CHANNELS / SHARDCHANNELS [pattern]: from the local copy of the registry.
 Task ListChannels(Context& ctx, PubSubKind kind) {
   if (ctx.args.size() > 3) {
     ctx.reply->Error("ERR unknown subcommand or wrong number of arguments for '" +
                      std::string(ctx.args[1]) + "'. Try PUBSUB HELP.");
     co_return;
   }
-  Server* server = ctx.server;
-  PubSub& ps = server->pubsub();
   const bool has_pattern = ctx.args.size() == 3;
   const std::string_view pattern = has_pattern ? ctx.args[2] : std::string_view();
   std::vector<std::string> out;
-  for (int w = 0; w < server->worker_count(); ++w) {
-    co_await ShardHop(server->worker(w),
-                      [&, w]() { ps.ListOn(w, kind, pattern, has_pattern, &out); });
-  }
+  ctx.server->pubsub().ListOn(ctx.client->conn->worker()->id(), kind, pattern, has_pattern, &out);
   ctx.reply->Array(out.size());
   for (const std::string& c : out) ctx.reply->Bulk(c);
 }
 
-// PUBSUB NUMSUB / SHARDNUMSUB [channel ...]: each count comes from the channel's owner.
+// PUBSUB NUMSUB / SHARDNUMSUB [channel ...]: from the local copy of the registry.
 Task CountSubscribers(Context& ctx, PubSubKind kind) {
-  Server* server = ctx.server;
-  PubSub& ps = server->pubsub();
-  std::vector<int64_t> counts(ctx.args.size(), 0);
-  for (int w = 0; w < server->worker_count() && ctx.args.size() > 2; ++w) {
-    bool any = false;
-    for (size_t i = 2; i < ctx.args.size(); ++i) any = any || HeldOn(server, kind, ctx.args[i], w);
-    if (!any) continue;
-    co_await ShardHop(server->worker(w), [&, w]() {
-      for (size_t i = 2; i < ctx.args.size(); ++i) {
-        if (HeldOn(server, kind, ctx.args[i], w)) counts[i] = ps.CountOn(w, kind, ctx.args[i]);
-      }
-    });
-  }
+  PubSub& ps = ctx.server->pubsub();
+  const int w = ctx.client->conn->worker()->id();
   ctx.reply->Array(2 * (ctx.args.size() - 2));
   for (size_t i = 2; i < ctx.args.size(); ++i) {
     ctx.reply->Bulk(ctx.args[i]);
-    ctx.reply->Integer(counts[i]);
+    ctx.reply->Integer(ps.CountOn(w, kind, ctx.args[i]));
   }
+  co_return;
 }
 
 Task PubsubChannels(Context& ctx) { return ListChannels(ctx, PubSubKind::kChannel); }
@@ -197,7 +165,7 @@ Task PubsubNumSub(Context& ctx) { return CountSubscribers(ctx, PubSubKind::kChan
 Task PubsubShardNumSub(Context& ctx) { return CountSubscribers(ctx, PubSubKind::kShard); }
 
 Task PubsubNumPat(Context& ctx) {
-  // Every worker holds every pattern, so the local copy answers.
+  // Every worker holds the whole registry, so the local copy answers.
   ctx.reply->Integer(ctx.server->pubsub().PatternCountOn(ctx.client->conn->worker()->id()));
   co_return;
 }

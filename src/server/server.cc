@@ -146,6 +146,7 @@ bool Server::InitWorker(int id, std::string* error) {
       dev->AttachPool(io_pools_[id].get());
     }
   }
+  w->AddTurnHook([this, id]() { pubsub_->EndOfTurn(id); });  // this turn's pub/sub deliveries
   w->AddTurnHook(&Connection::FlushDirty);
   hub_->StartWorker(w, id);
   StartListBlocking(w, &shards_->at(id));

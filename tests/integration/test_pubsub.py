@@ -125,6 +125,38 @@ def test_publish_reaches_subscribers_on_every_worker(server_factory, threads, ta
 
 
 @pytest.mark.parametrize("threads", [2, 4])
+def test_each_publishers_messages_arrive_in_order_across_channels(server_factory, threads, target):
+    """Several publishers (on different workers) pipeline messages round-robin over channels of
+    every worker; every subscriber sees each publisher's messages complete and in order, through
+    channels and patterns alike."""
+    srv = server_factory(threads)
+    channels = names_per_worker(max(threads if target == "lavik" else 1, 2), prefix="ord")
+    subs = [srv.raw() for _ in range(threads)]
+    psubs = [srv.raw() for _ in range(threads)]
+    pubs = [srv.raw() for _ in range(threads)]
+    n = 60
+    try:
+        for s in subs:
+            sub(s, "SUBSCRIBE", *channels)
+        for s in psubs:
+            sub(s, "PSUBSCRIBE", "ord*")
+        for k, p in enumerate(pubs):
+            for i in range(n):
+                p.send_command("PUBLISH", channels[(i + k) % len(channels)], f"{k}:{i}")
+        for p in pubs:
+            assert [p.reply() for _ in range(n)] == [len(subs) + len(psubs)] * n
+        for s in subs + psubs:
+            got = {}
+            for _ in range(n * len(pubs)):
+                k, i = s.reply()[-1].decode().split(":")
+                got.setdefault(int(k), []).append(int(i))
+            assert got == {k: list(range(n)) for k in range(len(pubs))}
+    finally:
+        for c in subs + psubs + pubs:
+            c.close()
+
+
+@pytest.mark.parametrize("threads", [2, 4])
 def test_patterns_across_workers_and_counts(server_factory, threads):
     srv = server_factory(threads)
     a, b, pub = srv.raw(), srv.raw(), srv.raw()
