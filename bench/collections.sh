@@ -89,18 +89,16 @@ start_server() {  # name
   local name=$1
   PORT=$(free_port)
   if [[ $name == lavik ]]; then
-    rm -rf "$TMP/lavik" && mkdir -p "$TMP/lavik"
+    rm -rf "$TMP/lavik"
     local pin=()
     # More workers than CPUs in the mask: let the kernel place them inside it.
     if ((LAVIK_THREADS > 1)); then pin=(--no-pin-workers); fi
-    taskset -c "$SERVER_CPUS" "$LAVIK_BIN" --port "$PORT" --threads "$LAVIK_THREADS" "${pin[@]}" \
-      --data-file "$TMP/lavik/lavik.data" --log-dir "$TMP/lavik/logs" >"$TMP/lavik.out" 2>&1 &
+    lavik_command "$LAVIK_BIN" "$TMP/lavik" "$LAVIK_THREADS" "${pin[@]}"
   else
-    rm -rf "$TMP/redis" && mkdir -p "$TMP/redis"
-    taskset -c "$SERVER_CPUS" "$REDIS_SERVER" --port "$PORT" --bind "$HOST" --save '' \
-      --appendonly no --dir "$TMP/redis" >"$TMP/redis.out" 2>&1 &
+    rm -rf "$TMP/redis"
+    redis_command "$REDIS_SERVER" "$TMP/redis"
   fi
-  SERVER_PID=$!
+  launch_server "$TMP/$name.out"
   PIDS[$name]=$SERVER_PID
   PORTS[$name]=$PORT
   wait_ready "start of $name"

@@ -52,14 +52,11 @@ trap cleanup EXIT
 start_server() {
   PORT=$(free_port)
   if [[ $1 == lavik ]]; then
-    taskset -c "$SERVER_CPUS" "$LAVIK_BIN" --port "$PORT" --threads "$LAVIK_THREADS" \
-      --no-pin-workers --data-file "$TMP/lavik.data" --log-dir "$TMP/logs" \
-      >"$TMP/lavik.out" 2>&1 &
+    lavik_command "$LAVIK_BIN" "$TMP" "$LAVIK_THREADS" --no-pin-workers
   else
-    taskset -c "$SERVER_CPUS" "$REDIS_SERVER" --port "$PORT" --bind 127.0.0.1 --save '' \
-      --appendonly no >"$TMP/redis.out" 2>&1 &
+    redis_command "$REDIS_SERVER" "$TMP/redis"
   fi
-  SERVER_PID=$!
+  launch_server "$TMP/$1.out"
   wait_ready "start of $1"
 }
 
