@@ -84,21 +84,34 @@ std::vector<size_t> SplitListElements(std::span<const std::string_view> e) {
 
 std::vector<WindowPiece> PlanListWindow(std::span<const ChunkRef> old_refs,
                                         std::span<const std::vector<std::string_view>> old,
-                                        std::span<const std::string_view> e) {
+                                        std::span<const std::string_view> e, bool head_first) {
   const size_t n_old = old.size();
-  // Old chunks unchanged at the front of the window, then at its back.
-  size_t p = 0, pos = 0;
-  while (p < n_old && pos + old[p].size() <= e.size() &&
-         SameElements(old[p], e.subspan(pos, old[p].size()))) {
-    pos += old[p].size();
-    ++p;
-  }
-  size_t s = 0, epos = e.size();
-  while (p + s < n_old) {
-    const auto& c = old[n_old - 1 - s];
-    if (epos < pos + c.size() || !SameElements(c, e.subspan(epos - c.size(), c.size()))) break;
-    epos -= c.size();
-    ++s;
+  // Old chunks unchanged at the front of the window (p of them, up to element pos) and at its
+  // back (s, from element epos). Which end is matched first matters when elements repeat: for
+  // a change at the head (LPUSH of an element equal to its neighbours) matching the front first
+  // would keep the full head chunk and start a one-element chunk behind it on every push.
+  size_t p = 0, pos = 0, s = 0, epos = e.size();
+  auto match_front = [&] {
+    while (p + s < n_old && pos + old[p].size() <= epos &&
+           SameElements(old[p], e.subspan(pos, old[p].size()))) {
+      pos += old[p].size();
+      ++p;
+    }
+  };
+  auto match_back = [&] {
+    while (p + s < n_old) {
+      const auto& c = old[n_old - 1 - s];
+      if (epos < pos + c.size() || !SameElements(c, e.subspan(epos - c.size(), c.size()))) break;
+      epos -= c.size();
+      ++s;
+    }
+  };
+  if (head_first) {
+    match_back();
+    match_front();
+  } else {
+    match_front();
+    match_back();
   }
   // A changed middle that fits into a kept neighbour joins it: a push then rewrites the edge
   // chunk instead of starting a chunk of one element.
@@ -255,7 +268,9 @@ TaskOf<bool> StoreListWindow(Store& st, std::string_view key, const ListRead& cu
     }
   }
   std::vector<uint64_t> kept;
-  for (const WindowPiece& piece : PlanListWindow(old_refs, old_elems, e)) {
+  // A window that starts at the list's head is changed there (LPUSH, LPOP...).
+  const bool head_first = scope.kind == ListScope::Kind::kRange && scope.start == 0;
+  for (const WindowPiece& piece : PlanListWindow(old_refs, old_elems, e, head_first)) {
     const auto count = static_cast<uint32_t>(piece.end - piece.begin);
     if (piece.keep) {
       kept.push_back(piece.number);

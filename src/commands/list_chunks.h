@@ -68,7 +68,8 @@ struct WindowPiece {
 // chunk with room, and splits the middle into new pieces.
 std::vector<WindowPiece> PlanListWindow(std::span<const ChunkRef> old_refs,
                                         std::span<const std::vector<std::string_view>> old,
-                                        std::span<const std::string_view> e);
+                                        std::span<const std::string_view> e,
+                                        bool head_first = false);
 
 // Sets every chunk's `first` to the running count and `total` to the sum.
 void RenumberListRoot(ChunkRoot* root);

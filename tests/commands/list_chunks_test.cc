@@ -76,6 +76,32 @@ TEST(ListChunksTest, PlanKeepsUnchangedChunksAndMergesAPushIntoTheEdge) {
   EXPECT_TRUE(PlanListWindow(refs, old, Elements{}).empty());
 }
 
+// Regression: redis-benchmark's LPUSH pushes the same "xxx" every time. Matched from the front,
+// the full head chunk looked unchanged and every push started a one-element chunk behind it (the
+// root grew by a chunk per push: quadratic again). A change at the head matches from the back.
+TEST(ListChunksTest, PushOfARepeatedElementAtTheHeadStartsTheNewChunkAtTheHead) {
+  std::vector<std::string> same(kListChunkEntries, "xxx");
+  std::vector<Elements> old = {Views(same)};
+  std::vector<ChunkRef> refs = {{0, 9, kListChunkEntries}};
+  Elements e = Views(same);
+  e.insert(e.begin(), "xxx");
+  std::vector<WindowPiece> p = PlanListWindow(refs, old, e, /*head_first=*/true);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_FALSE(p[0].keep);
+  EXPECT_EQ(p[0].begin, 0u);
+  EXPECT_EQ(p[0].end, 1u);
+  EXPECT_TRUE(p[1].keep);
+  EXPECT_EQ(p[1].number, 9u);
+  // The next push reads only that small head chunk and grows it.
+  std::vector<std::string> one = {"xxx"};
+  std::vector<Elements> head = {Views(one)};
+  std::vector<ChunkRef> head_refs = {{0, 10, 1}};
+  p = PlanListWindow(head_refs, head, Elements{"xxx", "xxx"}, /*head_first=*/true);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_FALSE(p[0].keep);
+  EXPECT_EQ(p[0].end - p[0].begin, 2u);
+}
+
 TEST(ListChunksTest, RootInvariantsAreChecked) {
   ChunkRoot r;
   r.id = 5;
