@@ -3,7 +3,7 @@ JOBS ?= $(shell nproc)
 PYTHON ?= /usr/bin/python3
 CMAKE_FLAGS ?=
 
-.PHONY: deps build run test format format-check unit asan integration bench clean
+.PHONY: deps build run test layers format format-check unit asan integration bench clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -16,7 +16,11 @@ build: deps
 run: build
 	exec ./build/lavik
 
-test: deps format-check build unit asan integration
+test: deps format-check layers build unit asan integration
+
+# Includes follow src/layers.txt and no files include each other in a cycle (doc/layers.md).
+layers:
+	$(PYTHON) scripts/check_layers.py
 
 unit: build
 	cd build && ctest --output-on-failure -j$(JOBS)

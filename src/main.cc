@@ -1,7 +1,7 @@
 // lavik: a Redis-compatible server that keeps a compact index in DRAM and values on an SSD.
 #include <cstdio>
 
-#include "server/config.h"
+#include "config/config.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {

@@ -1,12 +1,12 @@
 #include "commands/collection_access.h"
 
 #include <algorithm>
-#include <chrono>
-#include <unordered_set>
 
 #include "base/ascii.h"
 #include "base/numbers.h"
+#include "base/slot.h"
 #include "commands/collection_chunks.h"
+#include "storage/chunked.h"
 
 namespace lavik {
 
@@ -154,44 +154,158 @@ bool ParseScanArgsOrReply(Context& ctx, ScanArgs* a) {
 
 namespace {
 
-uint64_t NextRandom() {
-  thread_local uint64_t state =
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-      reinterpret_cast<uintptr_t>(&state);
-  // splitmix64: fast, and plenty for picking members.
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+// Cuts view entries [begin, end) into pieces of about kChunkEntries entries / kChunkBytes
+// bytes, only where the member hash changes (a scan cursor names a hash: a run of equal hashes
+// must stay in one chunk). Returns the piece starts, begin first.
+std::vector<uint32_t> PieceStarts(const CollectionView& v, uint32_t begin, uint32_t end,
+                                  size_t bytes) {
+  std::vector<uint32_t> starts{begin};
+  const uint32_t n = end - begin;
+  if (n == 0) return starts;
+  const size_t per_entry = std::max<size_t>(1, bytes / n);
+  const uint32_t target =
+      static_cast<uint32_t>(std::clamp<size_t>(kChunkBytes / per_entry, 1, kChunkEntries));
+  uint32_t at = begin + target;
+  while (at < end) {
+    // Move past a run of equal hashes (a 64-bit collision: practically never).
+    while (at < end && MemberHash(v.field(at)) == MemberHash(v.field(at - 1))) ++at;
+    if (at >= end) break;
+    starts.push_back(at);
+    at += target;
+  }
+  // A small tail joins the previous piece.
+  if (starts.size() > 1 && end - starts.back() < target / 4) starts.pop_back();
+  return starts;
 }
 
 }  // namespace
 
-uint64_t RandomBelow(uint64_t n) {
-  // Lemire's multiply-shift; the bias for n far below 2^64 is negligible here.
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(NextRandom()) * n) >> 64);
+TaskOf<bool> StoreCollectionRead(Store& st, std::string_view key, ValueType type,
+                                 const CollectionRead& cur, std::string_view encoded, bool* applied,
+                                 std::string* error) {
+  const bool with_values = type == ValueType::kHash || type == ValueType::kZSet;
+  const uint64_t expected = cur.info.exists ? cur.info.loc : 0;
+  CollectionView next;
+  if (!next.Parse(encoded, with_values)) {
+    *error = kErrCollectionCorrupt;
+    co_return false;
+  }
+  const bool whole = !cur.chunked || cur.covered.size() == cur.root.chunks.size();
+  // Stays (or becomes again) one record: small enough, and we hold all of it.
+  if (whole && !ShouldChunk(next.size(), encoded.size()) &&
+      (!cur.chunked || next.size() < kChunkEntries / 2)) {
+    co_return co_await StoreCollection(st, key, type, expected, encoded, cur.info.expire_ms,
+                                       applied, error);
+  }
+  ChunkCommit commit;
+  ChunkRoot& root = commit.root;
+  if (!cur.chunked) {
+    // Becomes chunked: the chunks live in the key's slot (so on its shard under any --threads).
+    root.flags = with_values ? kRootFlagValues : 0;
+    root.slot = KeyHashSlot(key);
+    root.id = NewChunkedId();
+    root.next_number = 1;
+    for (size_t b : PieceStarts(next, 0, next.size(), encoded.size())) {
+      root.chunks.push_back({b == 0 ? 0 : MemberHash(next.field(static_cast<uint32_t>(b))), 0, 0});
+    }
+  } else {
+    root = cur.root;
+  }
+  // New contents of each covered chunk (or of the new pieces, for a fresh root).
+  std::vector<ChunkRef> chunks;
+  std::vector<char> changed_cover;
+  const std::vector<ChunkRef>& old = root.chunks;
+  uint32_t e = 0;  // next entry of `next` to place
+  size_t k = 0;    // position in cur.covered
+  for (size_t i = 0; i < old.size(); ++i) {
+    const bool is_covered = !cur.chunked || (k < cur.covered.size() && cur.covered[k] == i);
+    if (!is_covered) {
+      chunks.push_back(old[i]);
+      continue;
+    }
+    const uint64_t end_key = root.EndOf(i);
+    uint32_t b = e;
+    while (e < next.size() && (end_key == 0 || MemberHash(next.field(e)) < end_key)) ++e;
+    if (b < next.size() && MemberHash(next.field(b)) < old[i].first) {
+      *error = "ERR internal error: a member outside the chunks read";  // a modify bug
+      co_return false;
+    }
+    std::string bytes;
+    const CollectionRange range{&next, b, e};
+    bytes = ConcatRanges({&range, 1}, with_values);
+    if (cur.chunked) {
+      if (bytes == cur.chunk_bytes[k]) {
+        chunks.push_back(old[i]);  // unchanged: not rewritten
+        ++k;
+        continue;
+      }
+      commit.replaced.push_back(old[i].number);
+      ++k;
+    }
+    if (b == e) continue;  // emptied: the chunk goes (its range joins the previous one)
+    std::vector<uint32_t> starts = {b};
+    if (ShouldChunk(e - b, bytes.size())) starts = PieceStarts(next, b, e, bytes.size());
+    for (size_t p = 0; p < starts.size(); ++p) {
+      const uint32_t from = starts[p];
+      const uint32_t to = p + 1 < starts.size() ? starts[p + 1] : e;
+      ChunkRef c;
+      c.first = p == 0 ? old[i].first : MemberHash(next.field(from));
+      c.number = root.TakeNumber();
+      c.count = to - from;
+      if (starts.size() == 1) {
+        commit.written.emplace_back(c.number, std::move(bytes));
+      } else {
+        const CollectionRange piece{&next, from, to};
+        commit.written.emplace_back(c.number, ConcatRanges({&piece, 1}, with_values));
+      }
+      chunks.push_back(c);
+    }
+  }
+  if (e != next.size()) {
+    *error = "ERR internal error: a member outside the chunks read";
+    co_return false;
+  }
+  if (chunks.empty()) {
+    // Every entry gone: Redis keeps no empty collection (the root's death frees the chunks).
+    co_return co_await StoreCollection(st, key, type, expected, "", cur.info.expire_ms, applied,
+                                       error);
+  }
+  chunks[0].first = 0;  // the first chunk covers the key space from its start
+  root.chunks = std::move(chunks);
+  root.total = 0;
+  for (const ChunkRef& c : root.chunks) root.total += c.count;
+  if (commit.written.empty() && commit.replaced.empty()) {
+    *applied = true;  // nothing changed
+    co_return true;
+  }
+  co_return co_await CommitChunks(st, key, type, expected, commit, cur.info.expire_ms, applied,
+                                  error);
 }
 
-std::vector<uint32_t> DistinctRandomIndices(uint32_t n, uint32_t count) {
-  std::vector<uint32_t> out;
-  out.reserve(count);
-  if (count > n / 4) {
-    // A large share: partial Fisher-Yates over all indices.
-    std::vector<uint32_t> all(n);
-    for (uint32_t i = 0; i < n; ++i) all[i] = i;
-    for (uint32_t i = 0; i < count; ++i) {
-      std::swap(all[i], all[i + RandomBelow(n - i)]);
-      out.push_back(all[i]);
-    }
-    return out;
+TaskOf<bool> CollectionAsOneRecord(Store& st, std::string_view key, ValueType type, int64_t now_ms,
+                                   std::string* value, std::string* error) {
+  if (!IsCollectionType(type) || !IsChunkRoot(*value)) co_return true;
+  CollectionRead whole;
+  if (!co_await ReadCollection(st, key, type, now_ms, false, true, &whole, error)) {
+    co_return false;
   }
-  // A small share of a large collection: draw until enough distinct ones came up.
-  std::unordered_set<uint32_t> seen;
-  while (out.size() < count) {
-    const auto i = static_cast<uint32_t>(RandomBelow(n));
-    if (seen.insert(i).second) out.push_back(i);
+  if (whole.covered.size() == 1) {
+    *value = std::move(whole.chunk_bytes[0]);
+  } else {
+    *value = std::move(whole.copy);
   }
-  return out;
+  co_return true;
+}
+
+TaskOf<bool> PrepareCollectionMove(Store& st, std::string_view src, std::string_view dst,
+                                   ValueType type, int64_t now_ms, std::string* value,
+                                   std::string* error) {
+  ChunkRoot root;
+  if (!IsCollectionType(type) || !IsChunkRoot(*value) || !ParseChunkRoot(*value, &root) ||
+      root.slot == KeyHashSlot(dst)) {
+    co_return true;
+  }
+  co_return co_await CollectionAsOneRecord(st, src, type, now_ms, value, error);
 }
 
 }  // namespace lavik

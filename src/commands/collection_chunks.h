@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "commands/collection_access.h"
+#include "commands/collection_read.h"
 
 namespace lavik {
 
@@ -18,6 +18,10 @@ namespace lavik {
 // ~kChunkBytes bytes; a chunk or a one-record collection twice that big is split.
 inline constexpr uint32_t kChunkEntries = 4096;
 inline constexpr size_t kChunkBytes = 64 * 1024;
+
+// Root flags bit 0 (storage/chunk_format.h leaves the low bits to the encoding): the entries carry
+// values (hashes, sorted sets), not members only (sets).
+inline constexpr uint8_t kRootFlagValues = 1;
 
 inline constexpr std::string_view kErrCollectionCorrupt =
     "ERR data corruption: the collection record of this key does not decode";

@@ -18,6 +18,7 @@ namespace lavik {
 
 class ClientState;
 class Server;
+struct Services;
 class ShardSet;
 class Store;
 struct CommandSpec;
@@ -28,11 +29,12 @@ struct Context {
   Store* store = nullptr;         // the store of the worker the handler runs on
   ClientState* client = nullptr;  // only for commands that run on the connection's worker
   ShardSet* shards = nullptr;
-  Server* server = nullptr;  // only for commands that run on the connection's worker
+  Server* server = nullptr;            // only for commands that run on the connection's worker
+  const Services* services = nullptr;  // the process's subsystems (client/services.h)
   const CommandSpec* spec = nullptr;
   int64_t now_ms = 0;  // wall clock when the command started (expiry decisions)
   uint64_t client_id = 0;
-  // Run by EXEC (server/transaction.h): EXEC already holds the lock of every shard the command
+  // Run by EXEC (transaction/transaction.h): EXEC already holds the lock of every shard the command
   // touches (KeyPlan takes none), and the command must not block.
   bool in_exec = false;
 };

@@ -9,6 +9,9 @@
 // consecutive elements, the list index of its first element, and the length of the whole list.
 //
 // Thread safety: the helpers run on the worker that owns the key, like the handlers calling them.
+//
+// ReadList and StoreListWindow, which must know both layouts, are defined in list_chunks.cc;
+// this header stays below list_chunks.h (it never includes it).
 #pragma once
 
 #include <cstdint>

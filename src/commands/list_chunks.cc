@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "base/slot.h"
-#include "commands/list_ops.h"
+#include "commands/list_elements.h"
 
 namespace lavik {
 namespace {
@@ -379,6 +379,56 @@ TaskOf<bool> PrepareListMove(Store& st, std::string_view src, std::string_view d
                              std::string* value, std::string* error) {
   if (KeyHashSlot(src) == KeyHashSlot(dst)) co_return true;
   co_return co_await ListAsOneRecord(st, src, now_ms, value, error);
+}
+
+TaskOf<bool> ReadList(Store& st, std::string_view key, int64_t now_ms, bool count_stats, bool copy,
+                      ListRead* out, std::string* error, ListScope scope) {
+  uint64_t retried_loc = 0;
+  while (true) {
+    out->info = count_stats ? st.LookupRead(key, now_ms) : st.Lookup(key, now_ms);
+    count_stats = false;  // a retry is the same command: count it once
+    if (!out->info.exists) co_return true;
+    if (out->info.type != ValueType::kList) {
+      *error = kErrWrongType;
+      co_return false;
+    }
+    out->record = co_await st.ReadValue(key, out->info);
+    if (out->record.status == ReadResult::Status::kError) {
+      *error = out->record.error;
+      co_return false;
+    }
+    if (!out->record.ok()) {
+      out->info = KeyInfo{};  // gone while we read
+      co_return true;
+    }
+    std::string_view bytes = out->record.value;
+    if (IsChunkRoot(bytes)) {
+      ListChunkRead r = co_await ReadListChunks(st, scope, out, error);
+      if (r == ListChunkRead::kError) co_return false;
+      if (r == ListChunkRead::kRetry) {
+        // A writer replaced a chunk after we read the root: read the root again. The same root
+        // twice means the chunk is really gone.
+        if (out->info.loc == retried_loc) {
+          *error = kErrListCorrupt;
+          co_return false;
+        }
+        retried_loc = out->info.loc;
+        continue;
+      }
+      co_return true;
+    }
+    if (copy) {
+      out->copy.assign(bytes.data(), bytes.size());
+      bytes = out->copy;
+    }
+    if (!out->view.Parse(bytes) || out->view.empty()) {
+      *error = kErrListCorrupt;
+      co_return false;
+    }
+    out->size = out->view.size();
+    out->base = 0;
+    co_return true;
+  }
 }
 
 }  // namespace lavik

@@ -1,8 +1,8 @@
-// The list operations list_family.cc and list_blocking.cc share: index arithmetic on element
-// vectors, argument parsing of the LEFT|RIGHT and LMPOP forms, and the multi-key pops (LMOVE,
-// LMPOP) that the blocking forms retry after a wake-up.
+// The list operations list_family.cc and list_blocking.cc share: the element helpers
+// (list_elements.h), argument parsing of the LEFT|RIGHT and LMPOP forms, and the multi-key pops
+// (LMOVE, LMPOP) that the blocking forms retry after a wake-up.
 //
-// Thread safety: the element helpers are pure; MoveOnce/MPopOnce run on the handler's worker
+// Thread safety: MoveOnce/MPopOnce run on the handler's worker
 // between plan.Lock() and plan.Unlock() and reach each key's worker through the plan.
 #pragma once
 
@@ -13,28 +13,11 @@
 #include <vector>
 
 #include "commands/command.h"
+#include "commands/list_elements.h"
 #include "commands/multi_shard.h"
 #include "storage/list_record.h"
 
 namespace lavik {
-
-// Redis's index rules: a negative index counts from the tail. False if out of range.
-bool ResolveIndex(uint32_t size, int64_t index, uint32_t* out);
-// LRANGE/LTRIM start/stop clamped to the list; false if the range is empty.
-bool ClampRange(uint32_t size, int64_t start, int64_t stop, uint32_t* from, uint32_t* to);
-
-// LPUSH pushes each argument at the head in turn (so they end up reversed), RPUSH at the tail.
-void PushElements(std::vector<std::string_view>* e, std::span<const std::string_view> add,
-                  bool left);
-// Removes up to `count` elements from one end into *out (copies), in pop order.
-void PopElements(std::vector<std::string_view>* e, uint64_t count, bool left,
-                 std::vector<std::string>* out);
-// LREM: removes up to |count| occurrences (0: all) from the head (count >= 0) or the tail.
-int64_t RemoveElements(std::vector<std::string_view>* e, std::string_view element, int64_t count);
-// LPOS: the indices of the matches of `element`, the rank-th first (negative: from the tail),
-// at most `count` of them (0: all), looking at no more than `maxlen` elements (0: all).
-std::vector<int64_t> FindPositions(const ListView& v, std::string_view element, int64_t rank,
-                                   int64_t count, int64_t maxlen);
 
 // LEFT or RIGHT; replies a syntax error otherwise.
 bool ParseSideOrReply(Context& ctx, std::string_view arg, bool* left);

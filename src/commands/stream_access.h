@@ -1,4 +1,4 @@
-// What the stream commands share (stream_family.cc, stream_groups.cc, server/stream_blocking.cc):
+// What the stream commands share (stream_family.cc, stream_groups.cc, blocking/stream_blocking.cc):
 // reading and rewriting a stream key (storage/stream_record.h) on its worker, parsing stream ids
 // and trim options as Redis 7.0 does, trimming, and writing entries into a reply.
 //

@@ -6,18 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "acl/acl.h"
+#include "acl/acl_client.h"
+#include "acl/acl_log.h"
 #include "base/ascii.h"
 #include "base/clock.h"
+#include "base/log.h"
 #include "base/numbers.h"
+#include "client/client_state.h"
+#include "commands/command_table.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
-#include "server/acl.h"
-#include "server/acl_client.h"
-#include "server/acl_log.h"
 #include "server/client_hub.h"
-#include "server/client_state.h"
-#include "server/command_table.h"
-#include "server/log.h"
+#include "server/command_registry.h"
 #include "server/server.h"
 
 namespace lavik {

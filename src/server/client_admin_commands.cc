@@ -6,11 +6,11 @@
 #include "base/ascii.h"
 #include "base/clock.h"
 #include "base/numbers.h"
+#include "client/client_admin.h"
+#include "client/client_state.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
-#include "server/client_admin.h"
 #include "server/client_hub.h"
-#include "server/client_state.h"
 #include "server/server.h"
 
 namespace lavik {

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "acl/acl.h"
 #include "base/clock.h"
+#include "base/log.h"
+#include "config/config_registry.h"
+#include "pubsub/pubsub_client.h"
 #include "runtime/worker.h"
-#include "server/acl.h"
-#include "server/config_registry.h"
-#include "server/log.h"
 #include "server/server.h"
-#include "server/transaction.h"
+#include "transaction/transaction.h"
 
 namespace lavik {
 namespace {

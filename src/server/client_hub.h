@@ -20,9 +20,10 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "client/client_admin.h"
+#include "client/client_state.h"
+#include "client/services.h"
 #include "commands/command.h"
-#include "server/client_admin.h"
-#include "server/client_state.h"
 
 namespace lavik {
 
@@ -36,7 +37,7 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running);
 
 class ClientHub {
  public:
-  static constexpr int kMaxWorkers = 256;
+  static constexpr int kMaxWorkers = lavik::kMaxWorkers;
   static constexpr int64_t kTickUs = 50 * 1000;
 
   explicit ClientHub(Server* server);
@@ -85,7 +86,7 @@ class ClientHub {
     }
   }
 
-  // A pub/sub message was appended to a subscriber's output (server/pubsub.h): applies the
+  // A pub/sub message was appended to a subscriber's output (pubsub/pubsub.h): applies the
   // pubsub class of client-output-buffer-limit, closing a subscriber that does not keep up.
   void OnPubSubOutput(ClientState* cl) {
     if (pubsub_limit_on_.load(std::memory_order_relaxed)) CheckOutputLimit(cl);

@@ -11,8 +11,8 @@
 #include <span>
 
 #include "base/ascii.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "base/log.h"
+#include "config/config.h"
 #include "server/memory_guard.h"
 #include "server/server.h"
 

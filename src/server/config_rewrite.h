@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "commands/command.h"
+#include "config/config_registry.h"
 #include "runtime/task.h"
-#include "server/config_registry.h"
 
 namespace lavik {
 

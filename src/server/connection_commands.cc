@@ -5,17 +5,19 @@
 #include <string>
 #include <vector>
 
+#include "acl/acl.h"
+#include "acl/acl_client.h"
 #include "base/ascii.h"
 #include "base/clock.h"
 #include "base/numbers.h"
+#include "client/client_state.h"
 #include "commands/command.h"
+#include "commands/command_table.h"
 #include "protocol/errors.h"
+#include "pubsub/pubsub_client.h"
 #include "runtime/shard_hop.h"
-#include "server/acl.h"
-#include "server/acl_client.h"
 #include "server/client_hub.h"
-#include "server/client_state.h"
-#include "server/command_table.h"
+#include "server/command_registry.h"
 #include "server/server.h"
 
 namespace lavik {

@@ -4,13 +4,14 @@
 #include <cstring>
 #include <vector>
 
+#include "acl/acl_client.h"
 #include "base/clock.h"
+#include "client/client_state.h"
 #include "protocol/errors.h"
-#include "server/acl_client.h"
+#include "pubsub/pubsub_client.h"
 #include "server/client_hub.h"
-#include "server/client_state.h"
 #include "server/server.h"
-#include "server/transaction.h"
+#include "transaction/transaction.h"
 
 namespace lavik {
 
@@ -206,6 +207,7 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   ctx.client = cl;
   ctx.shards = shards_.get();
   ctx.server = this;
+  ctx.services = &services_;
   ctx.spec = spec;
   ctx.now_ms = NowMs();
   ctx.client_id = cl->id;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "blocking/list_blocking.h"
 #include "runtime/shard_hop.h"
-#include "server/list_blocking.h"
 #include "server/memory_guard.h"
 #include "server/server.h"
 #include "storage/store.h"

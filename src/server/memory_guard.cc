@@ -4,9 +4,9 @@
 #include <string>
 #include <string_view>
 
-#include "server/client_state.h"
-#include "server/config.h"
-#include "server/config_registry.h"
+#include "client/client_state.h"
+#include "config/config.h"
+#include "config/config_registry.h"
 #include "server/server.h"
 #include "storage/store.h"
 

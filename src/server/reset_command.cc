@@ -8,12 +8,12 @@
 // connection (pubsub_client.cc lets it through).
 #include "server/reset_command.h"
 
-#include "server/acl.h"
+#include "acl/acl.h"
+#include "client/client_state.h"
+#include "pubsub/pubsub.h"
 #include "server/client_hub.h"
-#include "server/client_state.h"
-#include "server/pubsub.h"
 #include "server/server.h"
-#include "server/transaction.h"
+#include "transaction/transaction.h"
 
 namespace lavik {
 namespace {

@@ -13,11 +13,13 @@
 #include <random>
 
 #include "base/clock.h"
+#include "base/log.h"
+#include "blocking/list_blocking.h"
+#include "client/client_state.h"
+#include "pubsub/pubsub.h"
 #include "server/client_hub.h"
-#include "server/client_state.h"
-#include "server/list_blocking.h"
-#include "server/log.h"
-#include "server/pubsub.h"
+#include "server/command_registry.h"
+#include "server/metrics_collect.h"
 #include "server/tls_config.h"
 #include "storage/device.h"
 #include "storage/store.h"
@@ -65,7 +67,7 @@ LogSeverity SeverityOf(LogLevel l) {
 
 }  // namespace
 
-Server::Server(Config config) : config_(std::move(config)) {
+Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFamilies()) {
   ResolveMemoryDefaults(&config_);  // cache-mb and max-memory
   registry_.LoadFrom(config_);
   registry_.SetInitial("databases", "1");  // one database (db 0), see doc/commands.md
@@ -113,7 +115,10 @@ Server::Server(Config config) : config_(std::move(config)) {
   obs_->WireConfig(&registry_);
   hub_ = std::make_unique<ClientHub>(this);
   hub_->Configure(registry_);
-  pubsub_ = std::make_unique<PubSub>(this, hub_.get());
+  pubsub_ = std::make_unique<PubSub>(
+      &services_, [hub = hub_.get()](ClientState* cl) { hub->OnPubSubOutput(cl); });
+  services_.pubsub = pubsub_.get();
+  services_.observability = obs_.get();
   run_id_ = RandomHex(40);
 }
 
@@ -310,6 +315,8 @@ bool Server::StartWorkers(std::string* error) {
     workers_.push_back(std::make_unique<Worker>(i, cpu));
     stats_.push_back(std::make_unique<WorkerStats>());
     raw.push_back(workers_.back().get());
+    services_.workers.push_back(workers_.back().get());
+    services_.worker_stats.push_back(stats_.back().get());
   }
   client_lists_.assign(n, nullptr);
   draining_.assign(n, 0);
@@ -442,7 +449,7 @@ int Server::Run() {
   LogNotice("Serving on " + config_.bind + ":" + std::to_string(listener_.port()) +
             (tls_port != 0 ? " and TLS port " + std::to_string(tls_listener_.port()) : "") +
             " with " + std::to_string(workers_.size()) + " worker(s)");
-  obs_->StartMetrics(this);
+  StartMetrics(this, obs_.get());
   LogNotice("Ready to accept connections tcp");
 
   int sig = 0;

@@ -18,19 +18,21 @@
 #include <string>
 #include <vector>
 
+#include "acl/acl.h"
+#include "acl/acl_log.h"
+#include "client/services.h"
 #include "commands/command.h"
+#include "commands/command_table.h"
 #include "commands/shards.h"
+#include "config/config.h"
+#include "config/config_registry.h"
 #include "net/connection.h"
 #include "net/listener.h"
 #include "net/tls.h"
+#include "observability/observability.h"
+#include "observability/worker_stats.h"
 #include "runtime/worker.h"
-#include "server/acl.h"
-#include "server/acl_log.h"
-#include "server/command_table.h"
-#include "server/config.h"
-#include "server/config_registry.h"
 #include "server/memory_guard.h"
-#include "server/observability.h"
 #include "storage/data_file.h"
 #include "storage/recovery.h"
 
@@ -43,25 +45,6 @@ struct RemoteCommand;
 
 // A counter with one writer (its worker) and racy-but-atomic readers (INFO): a plain increment,
 // no locked instruction on the hot path.
-class StatCounter {
- public:
-  void Add(uint64_t n = 1) {
-    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-  uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
-  void Reset() { v_.store(0, std::memory_order_relaxed); }
-
- private:
-  std::atomic<uint64_t> v_{0};
-};
-
-struct WorkerStats {
-  StatCounter commands;
-  StatCounter connections_received;
-  StatCounter rejected_connections;
-  StatCounter expired_keys_active;
-};
-
 class Server : public RequestHandler {
  public:
   explicit Server(Config config);
@@ -91,7 +74,7 @@ class Server : public RequestHandler {
   std::atomic<int64_t>& connected_clients() { return connected_clients_; }
   Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
   ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
-  PubSub& pubsub() { return *pubsub_; }             // channel registry (server/pubsub.h)
+  PubSub& pubsub() { return *pubsub_; }             // channel registry (pubsub/pubsub.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -135,6 +118,7 @@ class Server : public RequestHandler {
 
   Config config_;
   CommandTable table_;
+  Services services_;  // what handlers reach through ctx.services (client/services.h)
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<WorkerStats>> stats_;
   std::vector<ClientState*> client_lists_;

@@ -7,10 +7,11 @@
 
 #include "base/ascii.h"
 #include "base/clock.h"
+#include "client/client_state.h"
+#include "commands/command_table.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
-#include "server/client_state.h"
-#include "server/command_table.h"
+#include "server/command_registry.h"
 #include "server/config_rewrite.h"
 #include "server/server.h"
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "server/log.h"
+#include "base/log.h"
 
 namespace lavik {
 namespace {

@@ -6,8 +6,8 @@
 // (start-up, or inside ConfigRegistry::Set under the server's config mutex).
 #pragma once
 
+#include "config/config_registry.h"
 #include "net/tls.h"
-#include "server/config_registry.h"
 
 namespace lavik {
 

@@ -619,6 +619,28 @@ void Store::LoadTombstone(uint64_t l, uint64_t origin, uint32_t len, bool large)
   tombstones_[l] = origin;
 }
 
+Task SweepDeadChunks(Store& st, size_t budget) {
+  constexpr size_t kBatch = 64;  // tombstones per loop turn
+  while (budget > 0) {
+    std::vector<ChunkRegistry::Dead> dead = st.chunks().Take(std::min(budget, kBatch));
+    if (dead.empty()) break;
+    budget -= dead.size();
+    for (size_t i = 0; i < dead.size(); ++i) {
+      const ChunkRegistry::Dead& d = dead[i];
+      // A collection that came back to life (a key refers to its id again) keeps its chunks.
+      if (st.chunks().referenced(d.id)) continue;
+      bool existed;
+      WriteResult w = co_await st.Delete(ChunkKey(d.slot, d.id, d.number), 0, &existed);
+      if (!w.ok()) {
+        // Device full or failing: keep the rest queued for a later tick.
+        for (size_t j = i; j < dead.size(); ++j) st.chunks().Requeue(dead[j]);
+        co_return;
+      }
+    }
+    co_await YieldToLoop();
+  }
+}
+
 Task Store::SweepChunks() {
   // A slice per tick (~100 ms): ~5 000 chunks a second, so a 10M-member collection (~2 500
   // chunks) is gone in about half a second without one long stall.

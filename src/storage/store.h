@@ -29,7 +29,7 @@
 
 #include "runtime/task.h"
 #include "runtime/task_of.h"
-#include "storage/chunked.h"
+#include "storage/chunk_format.h"
 #include "storage/data_file.h"
 #include "storage/device.h"
 #include "storage/index.h"
@@ -87,7 +87,7 @@ struct WriteResult {
 
 class Store;
 
-// Told about the keys writes change, for WATCH (server/transaction.h). Relocations by defrag and
+// Told about the keys writes change, for WATCH (transaction/transaction.h). Relocations by defrag and
 // expiry are not changes (an expired watched key is caught by its TTL at EXEC). Runs on the
 // store's worker, synchronously inside the write.
 class KeyObserver {
@@ -170,7 +170,7 @@ class Store {
   // Index entries in fingerprint order from cursor; returns the next cursor (0 = done).
   uint64_t ScanIndex(uint64_t cursor, size_t count,
                      const std::function<void(uint64_t fp, uint64_t loc)>& fn) const {
-    // Chunk records are not keys (storage/chunked.h).
+    // Chunk records are not keys (storage/chunk_format.h).
     return index_.Scan(cursor, count, [&](uint64_t fp, uint64_t l) {
       if (loc::Type(l) != ValueType::kChunk) fn(fp, l);
     });
@@ -310,5 +310,9 @@ class Store {
   // During a log scan: the chunk records seen (fingerprint → which chunk), for FinishRecovery.
   std::unordered_map<uint64_t, ChunkRegistry::Dead> recovered_chunks_;
 };
+
+// Deletes up to `budget` queued dead chunks of `st` (tombstones), yielding to the loop between
+// small batches so a 10M-member DEL never stalls the worker. Started by Store::Tick.
+Task SweepDeadChunks(Store& st, size_t budget);
 
 }  // namespace lavik

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/collection_access.h"
 #include "storage/test_data_file.h"
 
 namespace lavik {

@@ -1,4 +1,4 @@
-#include "server/command_table.h"
+#include "commands/command_table.h"
 
 #include <gtest/gtest.h>
 
@@ -8,13 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "blocking/list_blocking.h"
+#include "blocking/stream_blocking.h"
 #include "commands/families.h"
 #include "commands/key_copy.h"
-#include "server/list_blocking.h"
+#include "observability/observability.h"
+#include "pubsub/pubsub.h"
+#include "server/command_registry.h"
 #include "server/object_command.h"
 #include "server/reset_command.h"
-#include "server/stream_blocking.h"
-#include "server/transaction.h"
+#include "transaction/transaction.h"
 
 namespace lavik {
 namespace {
@@ -53,7 +56,7 @@ std::vector<const CommandSpec*> AllSpecs(const CommandTable& table) {
 
 class CommandTableTest : public ::testing::Test {
  protected:
-  CommandTable table_;
+  CommandTable table_{AllCommandFamilies()};
 };
 
 TEST_F(CommandTableTest, HoldsEveryFamily) {

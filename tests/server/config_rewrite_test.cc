@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "server/config.h"
+#include "config/config.h"
 
 namespace lavik {
 namespace {

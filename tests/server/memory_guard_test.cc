@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "server/config.h"
+#include "config/config.h"
 
 namespace lavik {
 namespace {

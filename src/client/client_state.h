@@ -1,0 +1,74 @@
+// ClientState: what the server knows about one client connection (name, RESP version, auth) and
+// the slot for its one in-flight command.
+//
+// Thread safety: owned by the connection's worker; touched only there. CLIENT LIST reads other
+// workers' clients by hopping to them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "client/client_admin.h"
+#include "commands/command.h"
+#include "net/connection.h"
+#include "protocol/reply_writer.h"
+
+namespace lavik {
+
+struct AclUser;
+struct PubSubClient;
+class TxState;
+
+class ClientState {
+ public:
+  // Defined in server/client_lifecycle.cc: the server creates and frees clients, and only it
+  // sees the complete type of every subsystem's per-client part below.
+  explicit ClientState(Connection* c);
+  ~ClientState();
+  ClientState(const ClientState&) = delete;
+  ClientState& operator=(const ClientState&) = delete;
+
+  Connection* const conn;
+  const uint64_t id;
+  std::string name;
+  int resp = 2;
+  bool authenticated = false;
+  std::string user = "default";
+  // Snapshot of `user` (acl.h), re-read when Acl::version() moves past acl_version.
+  std::shared_ptr<const AclUser> acl_user;
+  uint64_t acl_version = 0;
+  std::string_view last_command = "NULL";  // a CommandSpec name (static storage)
+
+  // The command being run (Context must outlive a suspended handler, so it lives here).
+  Context ctx;
+  ReplyWriter writer;
+  bool pending = false;            // a handler is suspended or runs on another worker
+  bool closed = false;             // the socket is gone; free when the command finishes
+  bool close_after_reply = false;  // QUIT: close once the reply is sent
+  int64_t cmd_start_ns = 0;        // when the command was dispatched (MonotonicNs)
+  uint64_t cmd_errors = 0;         // its reply writer's error count then
+
+  // Client administration (server/client_hub.h).
+  const CommandSpec* cmd_spec = nullptr;       // the command being run (or parked)
+  std::span<const std::string_view> cmd_args;  // its arguments (views into the connection)
+  bool monitor = false;                        // MONITOR: receives every command
+  bool no_evict = false;                       // CLIENT NO-EVICT on (flag 'e')
+  bool paused = false;                         // parked by CLIENT PAUSE
+  bool reply_off = false;                      // CLIENT REPLY OFF
+  bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
+  bool discard_reply = false;                  // this command's reply goes nowhere
+  OutputLimitTracker obuf_limit;               // client-output-buffer-limit's soft clock
+  std::unique_ptr<TxState> tx;                 // MULTI/WATCH (transaction.h); null until used
+
+  // Pub/Sub (pubsub/pubsub.h): created on the first subscription, null until then.
+  std::unique_ptr<PubSubClient> pubsub;
+
+  // Intrusive list of the worker's clients (for CLIENT LIST and shutdown).
+  ClientState* prev = nullptr;
+  ClientState* next = nullptr;
+};
+
+}  // namespace lavik

@@ -1,0 +1,29 @@
+// Services: the process-wide subsystems a command handler may reach (ctx.services), besides its
+// store and shards. The server fills it in before the workers start and never changes it
+// afterwards, so any worker may read it; what each subsystem allows from which thread is said in
+// its own header. It lets the subsystem libraries (pubsub/, transaction/...) reach each other
+// without including the server (server/server.h stands above them).
+#pragma once
+
+#include <vector>
+
+namespace lavik {
+
+class Observability;
+class PubSub;
+class Worker;
+struct WorkerStats;
+
+// The most workers a process runs (per-worker tables are sized by it).
+inline constexpr int kMaxWorkers = 256;
+
+struct Services {
+  std::vector<Worker*> workers;            // by worker id
+  std::vector<WorkerStats*> worker_stats;  // by worker id
+  PubSub* pubsub = nullptr;
+  Observability* observability = nullptr;
+
+  int worker_count() const { return static_cast<int>(workers.size()); }
+};
+
+}  // namespace lavik

@@ -1,0 +1,36 @@
+// CommandTable: every registered command, looked up case-insensitively by name. Built once at
+// start-up from the families' tables (plain data); read-only afterwards, so any thread may use it.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "commands/command.h"
+
+namespace lavik {
+
+class CommandTable {
+ public:
+  // The families in registration order (COMMAND LIST order); the specs must outlive the table.
+  explicit CommandTable(std::span<const std::span<const CommandSpec>> families);
+
+  // nullptr if no such command (the caller replies "unknown command").
+  const CommandSpec* Find(std::string_view name) const;
+  // A container's subcommand (CLIENT SETNAME), case-insensitive; nullptr if unknown.
+  static const CommandSpec* FindSubcommand(const CommandSpec& container, std::string_view name);
+  // Arity check, Redis rules (positive: exact; negative: at least).
+  static bool ArityOk(const CommandSpec& spec, size_t argc) {
+    return spec.arity > 0 ? argc == static_cast<size_t>(spec.arity)
+                          : argc >= static_cast<size_t>(-spec.arity);
+  }
+
+  const std::vector<const CommandSpec*>& all() const { return all_; }
+
+ private:
+  std::unordered_map<std::string_view, const CommandSpec*> by_name_;
+  std::vector<const CommandSpec*> all_;
+};
+
+}  // namespace lavik

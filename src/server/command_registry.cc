@@ -1,0 +1,28 @@
+#include "server/command_registry.h"
+
+#include "blocking/list_blocking.h"
+#include "blocking/stream_blocking.h"
+#include "commands/families.h"
+#include "commands/key_copy.h"
+#include "observability/observability.h"
+#include "pubsub/pubsub.h"
+#include "server/object_command.h"
+#include "server/reset_command.h"
+#include "transaction/transaction.h"
+
+namespace lavik {
+
+std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
+  return {
+      StringCommands(),        KeyCommands(),           CopyCommands(),
+      HashCommands(),          SetCommands(),           ListCommands(),
+      ListBlockingCommands(),  ZSetSingleKeyCommands(), ZSetMultiKeyCommands(),
+      ZSetBlockingCommands(),  StreamCommands(),        StreamGroupCommands(),
+      StreamInfoCommands(),    StreamReadCommands(),    ConnectionCommands(),
+      ResetCommands(),         ObjectCommands(),        ServerCommands(),
+      ObservabilityCommands(), AclCommands(),           PubSubCommands(),
+      TransactionCommands(),
+  };
+}
+
+}  // namespace lavik
