@@ -4,6 +4,7 @@
 
 #include "commands/families.h"
 #include "commands/key_copy.h"
+#include "commands/lcs.h"
 #include "server/list_blocking.h"
 #include "server/object_command.h"
 #include "server/reset_command.h"
@@ -28,6 +29,7 @@ bool Lower(std::string_view name, char* buf, size_t cap, std::string_view* out) 
 
 CommandTable::CommandTable() {
   Add(StringCommands());
+  Add(LcsCommands());
   Add(KeyCommands());
   Add(CopyCommands());
   Add(HashCommands());
@@ -40,6 +42,7 @@ CommandTable::CommandTable() {
   Add(StreamCommands());
   Add(StreamGroupCommands());
   Add(StreamInfoCommands());
+  Add(SortCommands());
   Add(StreamReadCommands());
   Add(ConnectionCommands());
   Add(ResetCommands());
