@@ -71,8 +71,8 @@ SortPattern ParsePattern(std::string_view p) {
 struct SortArgs {
   bool desc = false;
   bool alpha = false;
-  bool dontsort = false;  // BY without '*'
-  bool has_by = false;    // BY with a '*': weights are read through `by`
+  bool dontsort = false;  // some BY had no '*'
+  bool has_by = false;    // the last BY has a '*': weights are read through `by`
   SortPattern by;
   int64_t limit_start = 0;
   int64_t limit_count = -1;
@@ -114,7 +114,7 @@ bool ParseSortArgsOrReply(Context& ctx, bool readonly, SortArgs* a) {
     } else if (EqualsNoCase(o, "by") && left >= 1) {
       a->by = ParsePattern(args[++j]);
       a->has_by = a->by.kind == SortPattern::Kind::kKey;
-      a->dontsort = !a->has_by;
+      if (!a->has_by) a->dontsort = true;  // sticky: a later BY with '*' still does not sort
     } else if (EqualsNoCase(o, "get") && left >= 1) {
       a->gets.push_back(ParsePattern(args[++j]));
     } else {

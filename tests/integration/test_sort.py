@@ -122,6 +122,11 @@ def test_by_nosort_list(r):
     assert sort(r, "l", "BY", "nosort", "LIMIT", "1", "2") == ["a", "b"]
     assert sort(r, "l", "BY", "nosort", "DESC", "LIMIT", "1", "2") == ["b", "a"]
     assert sort(r, "l", "BY", "#", "GET", "#") == ["c", "a", "b", "d"]  # no '*': no sorting
+    # Once a BY without '*' is given, a later BY pattern does not sort either.
+    r.mset({"w_a": "3", "w_b": "2", "w_c": "1", "w_d": "0"})
+    assert sort(r, "l", "BY", "w_*") == ["d", "c", "b", "a"]
+    assert sort(r, "l", "BY", "nosort", "BY", "w_*") == ["c", "a", "b", "d"]
+    assert sort(r, "l", "BY", "w_*", "BY", "nosort") == ["c", "a", "b", "d"]
 
 
 def test_by_nosort_zset_keeps_score_order(r):
