@@ -284,3 +284,21 @@ def test_store_across_workers_replaces_other_type(mr):
     assert mr.lrange(dst, 0, -1) == ["3", "2", "1"]
     assert sort(mr, "nokey", "STORE", dst) == 0
     assert mr.exists(dst) == 0
+
+
+def test_large_sources_and_weight_hash(r):
+    # Past 4096 entries Lavik keeps sets, sorted sets and hashes in chunks.
+    n = 5000
+    r.sadd("s", *range(n))
+    r.zadd("z", {str(i): n - i for i in range(n)})
+    assert sort(r, "s", "LIMIT", "0", "3") == ["0", "1", "2"]
+    assert sort(r, "s", "DESC", "LIMIT", "0", "2") == [str(n - 1), str(n - 2)]
+    assert sort(r, "z", "BY", "nosort", "LIMIT", "0", "2") == [str(n - 1), str(n - 2)]
+    # Weights and GET values read from fields of big hashes: the elements name the hashes.
+    for h, w in (("hA", "30"), ("hB", "10"), ("hC", "20")):
+        r.hset(h, mapping={**{f"x{i}": "v" for i in range(n)}, "w": w, "g": h.lower()})
+    r.rpush("names", "hA", "hB", "hC")
+    assert sort(r, "names", "BY", "*->w", "GET", "*->g", "GET", "*->x4999") == [
+        "hb", "v", "hc", "v", "ha", "v"]
+    assert sort(r, "s", "BY", "nosort", "STORE", "dst") == n
+    assert r.lrange("dst", 0, 2) == ["0", "1", "10"]
