@@ -22,6 +22,11 @@ void KeyPlan::Build() {
   shard_ids_.erase(std::unique(shard_ids_.begin(), shard_ids_.end()), shard_ids_.end());
 }
 
+void KeyPlan::CoverAllShards() {
+  shard_ids_.resize(ctx_.shards->size());
+  for (int s = 0; s < ctx_.shards->size(); ++s) shard_ids_[s] = s;
+}
+
 Task KeyPlan::Lock() {
   // Even one shard is locked: a step may wait for the device, and no other command may touch
   // these keys meanwhile. (Taking an unlocked local shard's lock is a field write.)

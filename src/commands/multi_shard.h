@@ -69,6 +69,10 @@ class KeyPlan {
   const std::vector<std::string_view>& keys() const { return keys_; }
   bool single_shard() const { return shard_ids_.size() <= 1; }
 
+  // Widens the plan to every shard, for a command that learns the names of some keys only
+  // while it runs (SORT's BY/GET patterns): locking them all keeps it atomic. Call before Lock.
+  void CoverAllShards();
+
   Task Lock();
   Task Unlock();
 

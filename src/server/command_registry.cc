@@ -3,6 +3,7 @@
 #include "blocking/list_blocking.h"
 #include "blocking/stream_blocking.h"
 #include "commands/families.h"
+#include "commands/lcs.h"
 #include "commands/key_copy.h"
 #include "observability/observability.h"
 #include "pubsub/pubsub.h"
@@ -22,6 +23,8 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       ResetCommands(),         ObjectCommands(),        ServerCommands(),
       ObservabilityCommands(), AclCommands(),           PubSubCommands(),
       TransactionCommands(),
+      SortCommands(),
+      LcsCommands(),
   };
 }
 

@@ -137,6 +137,19 @@ TEST_F(KeyPlanTest, PlanGroupsKeysByShard) {
   EXPECT_EQ(one.shards().size(), 1u);
 }
 
+TEST_F(KeyPlanTest, CoverAllShardsWidensThePlan) {
+  Context ctx;
+  ctx.shards = shards_.get();
+  const std::string a = KeyOnShard(*shards_, 1, "a");
+  std::vector<std::string_view> keys = {a};
+  KeyPlan plan(ctx, keys);
+  EXPECT_TRUE(plan.single_shard());
+  plan.CoverAllShards();
+  EXPECT_EQ(plan.shards(), (std::vector<int>{0, 1}));
+  EXPECT_FALSE(plan.single_shard());
+  EXPECT_EQ(plan.shard_of(0), 1);  // the keys keep their shards
+}
+
 TEST_F(KeyPlanTest, LocksMakeCrossShardSectionsAtomic) {
   Shared s;
   s.shards = shards_.get();
