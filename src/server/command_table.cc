@@ -41,6 +41,7 @@ CommandTable::CommandTable() {
   Add(StreamGroupCommands());
   Add(StreamInfoCommands());
   Add(StreamReadCommands());
+  Add(BitmapCommands());
   Add(ConnectionCommands());
   Add(ResetCommands());
   Add(ObjectCommands());
