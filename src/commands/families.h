@@ -18,5 +18,6 @@ std::span<const CommandSpec> StreamCommands();         // stream_family.cc
 std::span<const CommandSpec> StreamGroupCommands();    // stream_groups.cc
 std::span<const CommandSpec> StreamInfoCommands();     // stream_info.cc
 std::span<const CommandSpec> SortCommands();           // sort_family.cc
+std::span<const CommandSpec> BitmapCommands();         // bitmap_family.cc
 
 }  // namespace lavik
