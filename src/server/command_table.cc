@@ -41,6 +41,7 @@ CommandTable::CommandTable() {
   Add(StreamGroupCommands());
   Add(StreamInfoCommands());
   Add(StreamReadCommands());
+  Add(HyperLogLogCommands());
   Add(ConnectionCommands());
   Add(ResetCommands());
   Add(ObjectCommands());

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "base/clock.h"
+#include "commands/hyperloglog_family.h"
 #include "server/client_hub.h"
 #include "server/client_state.h"
 #include "server/list_blocking.h"
@@ -108,6 +109,12 @@ Server::Server(Config config) : config_(std::move(config)) {
     });
   }
   InstallTlsConfigHooks(&registry_, &tls_);
+  SetHllSparseMaxBytes(
+      std::strtoull(registry_.Value("hll-sparse-max-bytes")->c_str(), nullptr, 10));
+  registry_.OnChange("hll-sparse-max-bytes", [](std::string_view v) {
+    SetHllSparseMaxBytes(std::strtoull(std::string(v).c_str(), nullptr, 10));
+    return Status::Ok();
+  });
   obs_ = std::make_unique<Observability>(table_,
                                          config_.threads > 0 ? config_.threads : DefaultThreads());
   obs_->WireConfig(&registry_);
