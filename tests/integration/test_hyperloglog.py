@@ -169,27 +169,28 @@ def test_pfmerge_keeps_destination_ttl(rb):
     assert rb.pttl("F") > 0
 
 
+def assert_errors(c, commands, text):
+    for cmd in commands:
+        with pytest.raises(redis.ResponseError) as e:
+            c.execute_command(*cmd)
+        assert err(e) == text, cmd
+
+
 @pytest.mark.parametrize("value", [b"hello", b"123", b"HYLL", b"HYLX" + EMPTY[4:],
                                    b"HYLL\x02" + EMPTY[5:], b"HYLL\x00" + EMPTY[5:]])
 def test_not_an_hll(rb, value):
     rb.set("s", value)
     rb.pfadd("good", "x")
-    for cmd in (("PFADD", "s", "x"), ("PFCOUNT", "s"), ("PFCOUNT", "good", "s"),
-                ("PFMERGE", "d", "s"), ("PFMERGE", "s", "good")):
-        with pytest.raises(redis.ResponseError) as e:
-            rb.execute_command(*cmd)
-        assert err(e) == NOT_HLL
+    assert_errors(rb, [("PFADD", "s", "x"), ("PFCOUNT", "s"), ("PFCOUNT", "good", "s"),
+                       ("PFMERGE", "d", "s"), ("PFMERGE", "s", "good")], NOT_HLL)
     assert rb.get("s") == value
     assert rb.exists("d") == 0
 
 
 def test_wrong_type(rb):
     rb.lpush("l", "x")
-    for cmd in (("PFADD", "l", "x"), ("PFCOUNT", "l"), ("PFCOUNT", "nokey", "l"),
-                ("PFMERGE", "d", "l"), ("PFMERGE", "l")):
-        with pytest.raises(redis.ResponseError) as e:
-            rb.execute_command(*cmd)
-        assert err(e) == WRONGTYPE
+    assert_errors(rb, [("PFADD", "l", "x"), ("PFCOUNT", "l"), ("PFCOUNT", "nokey", "l"),
+                       ("PFMERGE", "d", "l"), ("PFMERGE", "l")], WRONGTYPE)
 
 
 CORRUPT_PAYLOADS = [
@@ -207,11 +208,8 @@ CORRUPT_PAYLOADS = [
 def test_corrupt_sparse_payload(rb, value):
     rb.set("bad", value)
     rb.pfadd("good", "x")
-    for cmd in (("PFCOUNT", "bad"), ("PFCOUNT", "good", "bad"), ("PFMERGE", "d", "bad"),
-                ("PFMERGE", "bad", "good")):
-        with pytest.raises(redis.ResponseError) as e:
-            rb.execute_command(*cmd)
-        assert err(e) == CORRUPT
+    assert_errors(rb, [("PFCOUNT", "bad"), ("PFCOUNT", "good", "bad"), ("PFMERGE", "d", "bad"),
+                       ("PFMERGE", "bad", "good")], CORRUPT)
     assert rb.get("bad") == value
     assert rb.exists("d") == 0
 
@@ -219,9 +217,7 @@ def test_corrupt_sparse_payload(rb, value):
 def test_pfadd_on_corrupt_payload(rb):
     # The runs cover register 0 only: "a" maps to another register, which no opcode covers.
     rb.set("bad", HEADER_STALE + b"\x40\x00")
-    with pytest.raises(redis.ResponseError) as e:
-        rb.pfadd("bad", "a")
-    assert err(e) == CORRUPT
+    assert_errors(rb, [("PFADD", "bad", "a")], CORRUPT)
     assert rb.get("bad") == HEADER_STALE + b"\x40\x00"
     # A valid cached cardinality is returned as is, even over a corrupt payload.
     rb.set("cached", b"HYLL\x01\x00\x00\x00\x07" + b"\x00" * 7 + b"\x7f\xfe")
