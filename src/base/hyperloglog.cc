@@ -237,6 +237,7 @@ SetResult SparseSet(std::string* hll, uint32_t index, uint8_t value, uint64_t sp
     hll->resize(static_cast<size_t>(static_cast<int64_t>(size) + delta));
   }
   MergeAdjacentVals(hll, prev == std::string::npos ? kHeaderSize : prev);
+  InvalidateCache(hll);  // Redis's sparse update does; a dense one and a promotion do not
   return SetResult::kChanged;
 }
 

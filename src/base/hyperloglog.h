@@ -52,7 +52,8 @@ enum class SetResult { kUnchanged, kChanged, kCorrupt };
 
 // Raises register `index` to `value` if it is lower. A sparse HLL becomes dense when `value`
 // is over kSparseMaxValue or the new sparse string would exceed `sparse_max_bytes` (the
-// hll-sparse-max-bytes parameter). Does not touch the cached cardinality.
+// hll-sparse-max-bytes parameter). An update that stays sparse marks the cached cardinality
+// stale, as Redis's does; a dense update or a promotion leaves the header to the caller.
 SetResult SetRegister(std::string* hll, uint32_t index, uint8_t value, uint64_t sparse_max_bytes);
 
 // PFADD of one element: SetRegister of its PatternLength.
