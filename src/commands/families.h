@@ -19,5 +19,6 @@ std::span<const CommandSpec> StreamGroupCommands();    // stream_groups.cc
 std::span<const CommandSpec> StreamInfoCommands();     // stream_info.cc
 std::span<const CommandSpec> SortCommands();           // sort_family.cc
 std::span<const CommandSpec> BitmapCommands();         // bitmap_family.cc
+std::span<const CommandSpec> HyperLogLogCommands();    // hyperloglog_family.cc
 
 }  // namespace lavik

@@ -50,6 +50,10 @@ inline constexpr std::string_view kErrTimeoutNotFloat =
 inline constexpr std::string_view kErrTimeoutNotInteger =
     "ERR timeout is not an integer or out of range";
 inline constexpr std::string_view kErrTimeoutNegative = "ERR timeout is negative";
+// HyperLogLog: a string that is not an HLL, and an HLL whose sparse runs do not add up.
+inline constexpr std::string_view kErrNotHll =
+    "WRONGTYPE Key is not a valid HyperLogLog string value.";
+inline constexpr std::string_view kErrHllCorrupt = "INVALIDOBJ Corrupted HLL object detected";
 
 // Keyspace errors.
 inline constexpr std::string_view kErrNoSuchKey = "ERR no such key";

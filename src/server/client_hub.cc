@@ -266,10 +266,11 @@ bool ClientHub::ShouldParkSlow(const ClientState* cl, const CommandSpec* spec) c
   // Redis 7.0 can pause either (it is answered before the lookup).
   if (cl->monitor || spec->name == "quit" || !PauseActive(NowMs())) return false;
   if (pause_type_.load(std::memory_order_relaxed) == kPauseAll) return true;
-  // WRITE also holds PUBLISH/SPUBLISH: Redis 7.0 pauses "may-replicate" commands with writes,
-  // and an EXEC whose queue holds one.
+  // WRITE also holds PUBLISH/SPUBLISH and PFCOUNT (which may write its cached count): Redis 7.0
+  // pauses "may-replicate" commands with writes, and an EXEC whose queue holds one.
   const auto may_replicate = [](const CommandSpec* s) {
-    return (s->flags & kCmdWrite) != 0 || s->name == "publish" || s->name == "spublish";
+    return (s->flags & kCmdWrite) != 0 || s->name == "publish" || s->name == "spublish" ||
+           s->name == "pfcount";
   };
   if (may_replicate(spec)) return true;
   if (spec->name != "exec" || cl->tx == nullptr || !cl->tx->in_multi) return false;
