@@ -37,6 +37,7 @@ CommandTable::CommandTable() {
   Add(ZSetSingleKeyCommands());
   Add(ZSetMultiKeyCommands());
   Add(ZSetBlockingCommands());
+  Add(GeoCommands());
   Add(StreamCommands());
   Add(StreamGroupCommands());
   Add(StreamInfoCommands());
