@@ -16,6 +16,8 @@
 
 namespace lavik {
 
+class KeyPlan;
+
 // The 8-byte little-endian IEEE-754 value stored for a member's score.
 std::string EncodeScore(double score);
 // The score of entry i (0 for a set member: ZUNION and friends read sets as score 1 themselves).
@@ -68,5 +70,11 @@ bool ParseLexRange(std::string_view min, std::string_view max, LexRange* r);
 // Entries as Redis replies them: member, score pairs; RESP2 flat; RESP3 [member, score] pairs
 // when `nested` (ZRANGE WITHSCORES and friends), else flat.
 void ReplyEntries(Context& ctx, const std::vector<ZEntry>& entries, bool withscores, bool nested);
+
+// Replaces plan.keys()[dst_index] with a sorted set of `entries` (deleting it when empty),
+// dropping its TTL, on the key's shard under the plan's locks (ZRANGESTORE, ZUNIONSTORE...,
+// GEORADIUS STORE, GEOSEARCHSTORE). *error is set if the write failed.
+Task StoreZSetResult(Context& ctx, KeyPlan& plan, size_t dst_index,
+                     const std::vector<ZEntry>& entries, std::string* error);
 
 }  // namespace lavik

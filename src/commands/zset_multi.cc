@@ -48,30 +48,6 @@ Task ReadSources(Context& ctx, KeyPlan& plan, size_t first, bool sets_too,
   }
 }
 
-// Replaces `dst` with a sorted set of `entries` (deleting it when empty), dropping its TTL.
-Task StoreResult(Context& ctx, KeyPlan& plan, size_t dst_index, const std::vector<ZEntry>& entries,
-                 std::string* error) {
-  std::vector<std::string> scores;
-  scores.reserve(entries.size());
-  std::vector<CollectionChange> changes;
-  changes.reserve(entries.size());
-  for (const ZEntry& e : entries) {
-    scores.push_back(EncodeScore(e.score));
-    changes.push_back({e.member, scores.back(), false});
-  }
-  std::string encoded = EncodeCollection(std::move(changes), true);
-  co_await plan.Run(plan.shard_of(dst_index), [&](Store& st) -> Task {
-    WriteResult w;
-    if (encoded.empty()) {
-      bool existed;
-      w = co_await st.Delete(plan.keys()[dst_index], ctx.now_ms, &existed);
-    } else {
-      w = co_await st.Write(plan.keys()[dst_index], kZSet, encoded, 0);
-    }
-    if (!w.ok()) *error = w.error;
-  });
-}
-
 // ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]
 Task ZRangeStore(Context& ctx) {
   ZRangeSpec spec;
@@ -84,7 +60,7 @@ Task ZRangeStore(Context& ctx) {
   co_await ReadSources(ctx, plan, 1, false, &src, &error);
   if (error.empty()) {
     result = SelectFromSet(src[0].read.view, spec);
-    co_await StoreResult(ctx, plan, 0, result, &error);
+    co_await StoreZSetResult(ctx, plan, 0, result, &error);
   }
   co_await plan.Unlock();
   if (!error.empty()) {
@@ -249,7 +225,7 @@ Task ZSetOpGeneric(Context& ctx, ZOp op, bool store) {
   if (error.empty()) {
     for (size_t i = 0; i < n; ++i) src[i].weight = weights[i];
     result = CombineZ(src, op, agg, static_cast<uint64_t>(limit));
-    if (store) co_await StoreResult(ctx, plan, 0, result, &error);
+    if (store) co_await StoreZSetResult(ctx, plan, 0, result, &error);
   }
   co_await plan.Unlock();
   if (!error.empty()) {
@@ -376,6 +352,29 @@ const CommandSpec kZSetMultiCommands[] = {
 };
 
 }  // namespace
+
+Task StoreZSetResult(Context& ctx, KeyPlan& plan, size_t dst_index,
+                     const std::vector<ZEntry>& entries, std::string* error) {
+  std::vector<std::string> scores;
+  scores.reserve(entries.size());
+  std::vector<CollectionChange> changes;
+  changes.reserve(entries.size());
+  for (const ZEntry& e : entries) {
+    scores.push_back(EncodeScore(e.score));
+    changes.push_back({e.member, scores.back(), false});
+  }
+  std::string encoded = EncodeCollection(std::move(changes), true);
+  co_await plan.Run(plan.shard_of(dst_index), [&](Store& st) -> Task {
+    WriteResult w;
+    if (encoded.empty()) {
+      bool existed;
+      w = co_await st.Delete(plan.keys()[dst_index], ctx.now_ms, &existed);
+    } else {
+      w = co_await st.Write(plan.keys()[dst_index], kZSet, encoded, 0);
+    }
+    if (!w.ok()) *error = w.error;
+  });
+}
 
 std::span<const CommandSpec> ZSetMultiKeyCommands() { return kZSetMultiCommands; }
 

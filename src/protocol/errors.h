@@ -37,6 +37,8 @@ inline constexpr std::string_view kErrZaddGtLtNx =
     "ERR GT, LT, and/or NX options at the same time are not compatible";
 inline constexpr std::string_view kErrZaddIncrPair =
     "ERR INCR option supports a single increment-element pair";
+inline constexpr std::string_view kErrGeoUnit =
+    "ERR unsupported unit provided. please use M, KM, FT, MI";
 inline constexpr std::string_view kErrBitOffset =
     "ERR bit offset is not an integer or out of range";
 inline constexpr std::string_view kErrBitValue = "ERR bit is not an integer or out of range";
