@@ -17,5 +17,6 @@ std::span<const CommandSpec> ZSetMultiKeyCommands();   // zset_multi.cc
 std::span<const CommandSpec> StreamCommands();         // stream_family.cc
 std::span<const CommandSpec> StreamGroupCommands();    // stream_groups.cc
 std::span<const CommandSpec> StreamInfoCommands();     // stream_info.cc
+std::span<const CommandSpec> DumpCommands();           // dump_family.cc
 
 }  // namespace lavik

@@ -30,6 +30,7 @@ CommandTable::CommandTable() {
   Add(StringCommands());
   Add(KeyCommands());
   Add(CopyCommands());
+  Add(DumpCommands());
   Add(HashCommands());
   Add(SetCommands());
   Add(ListCommands());
