@@ -197,11 +197,16 @@ bool LzfDecompress(std::string_view in, size_t out_len, std::string* out) {
   unsigned char* const op_end = op + out_len;
   const auto* ip = reinterpret_cast<const unsigned char*>(in.data());
   const auto* const ip_end = ip + in.size();
+  auto fail = [&] {
+    out->resize(base);
+    return false;
+  };
   while (ip < ip_end) {
     unsigned ctrl = *ip++;
     if (ctrl < 32) {  // a literal run of ctrl + 1 bytes
       const size_t n = ctrl + 1;
-      if (static_cast<size_t>(ip_end - ip) < n || static_cast<size_t>(op_end - op) < n) break;
+      if (static_cast<size_t>(ip_end - ip) < n || static_cast<size_t>(op_end - op) < n)
+        return fail();
       std::memcpy(op, ip, n);
       op += n;
       ip += n;
@@ -211,22 +216,19 @@ bool LzfDecompress(std::string_view in, size_t out_len, std::string* out) {
     // the low 5 bits and the next byte.
     size_t n = ctrl >> 5;
     if (n == 7) {
-      if (ip >= ip_end) break;
+      if (ip >= ip_end) return fail();
       n += *ip++;
     }
-    if (ip >= ip_end) break;
+    if (ip >= ip_end) return fail();
     const size_t back = ((ctrl & 0x1f) << 8) + *ip++ + 1;
     n += 2;
-    if (back > static_cast<size_t>(op - op_begin) || static_cast<size_t>(op_end - op) < n) break;
+    if (back > static_cast<size_t>(op - op_begin) || static_cast<size_t>(op_end - op) < n)
+      return fail();
     const unsigned char* ref = op - back;
     for (size_t i = 0; i < n; ++i) op[i] = ref[i];  // may overlap: byte by byte
     op += n;
   }
-  if (ip != ip_end || op != op_end) {
-    out->resize(base);
-    return false;
-  }
-  return true;
+  return op == op_end ? true : fail();
 }
 
 }  // namespace lavik::rdb

@@ -147,6 +147,8 @@ def pc(peer):
 @pytest.mark.parametrize("kind", KINDS)
 def test_round_trip_within_server(rb, kind):
     build(rb, "src", kind)
+    if TARGET == "lavik" and kind.endswith("_big") and kind not in ("string_big", "set_big_ints"):
+        assert rb.info("storage")["chunk_records"] > 0  # DUMP reads a chunked value
     payload = rb.dump("src")
     assert payload[-10:-8] == b"\x0a\x00"
     assert rb.restore("dst", 0, payload) == b"OK"
