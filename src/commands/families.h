@@ -21,5 +21,6 @@ std::span<const CommandSpec> SortCommands();           // sort_family.cc
 std::span<const CommandSpec> BitmapCommands();         // bitmap_family.cc
 std::span<const CommandSpec> HyperLogLogCommands();    // hyperloglog_family.cc
 std::span<const CommandSpec> GeoCommands();            // geo_family.cc
+std::span<const CommandSpec> DumpCommands();           // dump_family.cc
 
 }  // namespace lavik

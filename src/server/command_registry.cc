@@ -23,6 +23,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       ResetCommands(),         ObjectCommands(),        ServerCommands(),
       ObservabilityCommands(), AclCommands(),           PubSubCommands(),
       TransactionCommands(),
+      DumpCommands(),
       GeoCommands(),
       HyperLogLogCommands(),
       BitmapCommands(),

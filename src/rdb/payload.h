@@ -1,0 +1,31 @@
+// DUMP / RESTORE payloads (Redis 7.0 cluster.c createDumpPayload / verifyDumpPayload):
+//
+//   RDB object (type byte + serialized value) | u16 RDB version (10) | u64 CRC-64 of everything
+//   before it (base/crc64.h)                    both little-endian
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "rdb/object.h"
+#include "storage/value_type.h"
+
+namespace lavik::rdb {
+
+// The payload of a value (`record` as the store holds it, one record). False if it is damaged.
+bool CreateDumpPayload(ValueType type, std::string_view record, const EncodeLimits& limits,
+                       std::string* out);
+
+enum class PayloadStatus {
+  kOk,
+  kBadVersionOrChecksum,  // "ERR DUMP payload version or checksum are wrong"
+  kBadFormat,             // "ERR Bad data format"
+};
+
+// Checks the footer (a version above kRdbVersion or a CRC mismatch is rejected, as Redis does)
+// and decodes the object into *type and *record.
+PayloadStatus DecodeDumpPayload(std::string_view payload, ValueType* type, std::string* record);
+
+}  // namespace lavik::rdb
