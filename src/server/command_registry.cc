@@ -3,8 +3,8 @@
 #include "blocking/list_blocking.h"
 #include "blocking/stream_blocking.h"
 #include "commands/families.h"
-#include "commands/lcs.h"
 #include "commands/key_copy.h"
+#include "commands/lcs.h"
 #include "observability/observability.h"
 #include "pubsub/pubsub.h"
 #include "server/object_command.h"
@@ -22,12 +22,8 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       StreamInfoCommands(),    StreamReadCommands(),    ConnectionCommands(),
       ResetCommands(),         ObjectCommands(),        ServerCommands(),
       ObservabilityCommands(), AclCommands(),           PubSubCommands(),
-      TransactionCommands(),
-      DumpCommands(),
-      GeoCommands(),
-      HyperLogLogCommands(),
-      BitmapCommands(),
-      SortCommands(),
+      TransactionCommands(),   DumpCommands(),          GeoCommands(),
+      HyperLogLogCommands(),   BitmapCommands(),        SortCommands(),
       LcsCommands(),
   };
 }

@@ -87,8 +87,8 @@ struct WriteResult {
 
 class Store;
 
-// Told about the keys writes change, for WATCH (transaction/transaction.h). Relocations by defrag and
-// expiry are not changes (an expired watched key is caught by its TTL at EXEC). Runs on the
+// Told about the keys writes change, for WATCH (transaction/transaction.h). Relocations by defrag
+// and expiry are not changes (an expired watched key is caught by its TTL at EXEC). Runs on the
 // store's worker, synchronously inside the write.
 class KeyObserver {
  public:

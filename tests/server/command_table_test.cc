@@ -12,6 +12,7 @@
 #include "blocking/stream_blocking.h"
 #include "commands/families.h"
 #include "commands/key_copy.h"
+#include "commands/lcs.h"
 #include "observability/observability.h"
 #include "pubsub/pubsub.h"
 #include "server/command_registry.h"
@@ -69,7 +70,8 @@ TEST_F(CommandTableTest, HoldsEveryFamily) {
                     ResetCommands().size() + ObjectCommands().size() + CopyCommands().size();
   expected += StreamCommands().size() + StreamGroupCommands().size() + StreamInfoCommands().size() +
               StreamReadCommands().size();
-  expected += BitmapCommands().size();
+  expected += BitmapCommands().size() + HyperLogLogCommands().size() + GeoCommands().size() +
+              SortCommands().size() + LcsCommands().size() + DumpCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
