@@ -20,14 +20,12 @@
 #include "base/numbers.h"
 #include "commands/families.h"
 #include "commands/multi_shard.h"
+#include "config/live_settings.h"
 #include "protocol/errors.h"
 #include "storage/store.h"
 
 namespace lavik {
 namespace {
-
-// proto-max-bulk-len's default: a bit offset must address a byte below it.
-constexpr uint64_t kMaxBitmapBytes = 512ull * 1024 * 1024;
 
 constexpr std::string_view kErrBitArgument = "ERR The bit argument must be 1 or 0.";
 constexpr std::string_view kErrBitOpNot = "ERR BITOP NOT must be called with a single source key.";
@@ -48,7 +46,7 @@ bool ParseBitOffsetOrReply(Context& ctx, std::string_view arg, int field_bits, u
   }
   if (fields)
     v = static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(field_bits));
-  if (v < 0 || static_cast<uint64_t>(v) / 8 >= kMaxBitmapBytes) {
+  if (v < 0 || v / 8 >= LiveSettings::Get(Live().proto_max_bulk_len)) {
     ctx.reply->Error(kErrBitOffset);
     return false;
   }

@@ -6,8 +6,6 @@
 // stale, keeping the key's TTL. PFCOUNT of several keys and PFMERGE read their keys under the
 // locks of every shard involved, so they see one moment of all of them, and PFMERGE's write
 // happens before any of those keys can change.
-#include "commands/hyperloglog_family.h"
-
 #include <atomic>
 #include <string>
 #include <vector>
@@ -15,13 +13,12 @@
 #include "base/hyperloglog.h"
 #include "commands/families.h"
 #include "commands/multi_shard.h"
+#include "config/live_settings.h"
 #include "protocol/errors.h"
 #include "storage/store.h"
 
 namespace lavik {
 namespace {
-
-std::atomic<uint64_t> sparse_max_bytes{3000};  // hll-sparse-max-bytes' default
 
 // One key as an HLL command sees it: missing, an HLL string (copied), or the error it gives.
 struct HllKey {
@@ -94,7 +91,7 @@ bool MergeKeysOrReply(Context& ctx, const std::vector<HllKey>& keys, uint8_t* ma
 Task PfAdd(Context& ctx) {
   Store& st = *ctx.store;
   const std::string_view key = ctx.args[1];
-  const uint64_t max_bytes = HllSparseMaxBytes();
+  const uint64_t max_bytes = static_cast<uint64_t>(LiveSettings::Get(Live().hll_sparse_max_bytes));
   while (true) {
     HllKey k;
     if (!co_await ReadHll(st, key, ctx.now_ms, false, &k)) {
@@ -212,7 +209,8 @@ Task PfMerge(Context& ctx) {
     if (any_dense && !hll::SparseToDense(&dest.value)) {
       ctx.reply->Error(kErrHllCorrupt);
     } else {
-      hll::ApplyMax(&dest.value, max.data(), HllSparseMaxBytes());
+      hll::ApplyMax(&dest.value, max.data(),
+                    static_cast<uint64_t>(LiveSettings::Get(Live().hll_sparse_max_bytes)));
       hll::InvalidateCache(&dest.value);
       const int64_t expire = dest.info.exists ? dest.info.expire_ms : 0;
       co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
@@ -242,12 +240,6 @@ const CommandSpec kHyperLogLogCommands[] = {
 };
 
 }  // namespace
-
-void SetHllSparseMaxBytes(uint64_t bytes) {
-  sparse_max_bytes.store(bytes, std::memory_order_relaxed);
-}
-
-uint64_t HllSparseMaxBytes() { return sparse_max_bytes.load(std::memory_order_relaxed); }
 
 std::span<const CommandSpec> HyperLogLogCommands() { return kHyperLogLogCommands; }
 

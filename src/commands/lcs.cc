@@ -6,6 +6,7 @@
 #include "base/ascii.h"
 #include "base/numbers.h"
 #include "commands/multi_shard.h"
+#include "config/live_settings.h"
 #include "protocol/errors.h"
 #include "storage/store.h"
 
@@ -78,9 +79,6 @@ LcsStatus ComputeLcs(std::string_view a, std::string_view b, bool traceback,
 
 namespace {
 
-// Redis 7.0 caps the table at proto-max-bulk-len; Lavik uses that setting's default (the
-// configured value lives with the connections, server/client_hub.h).
-constexpr uint64_t kMaxLcsTableBytes = 512ULL * 1024 * 1024;
 constexpr std::string_view kErrLcsNotString = "ERR The specified keys must contain string values";
 constexpr std::string_view kErrLcsLenAndIdx =
     "ERR If you want both the length and indexes, please just use IDX.";
@@ -174,7 +172,8 @@ Task Lcs(Context& ctx) {
   LcsArgs a;
   if (!ParseLcsArgsOrReply(ctx, &a)) co_return;
   LcsResult r;
-  switch (ComputeLcs(values[0], values[1], !a.len, kMaxLcsTableBytes, &r)) {
+  switch (ComputeLcs(values[0], values[1], !a.len,
+                     static_cast<uint64_t>(LiveSettings::Get(Live().proto_max_bulk_len)), &r)) {
     case LcsStatus::kOk:
       break;
     case LcsStatus::kTooLong:

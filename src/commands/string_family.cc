@@ -9,16 +9,15 @@
 #include "commands/expire_args.h"
 #include "commands/families.h"
 #include "commands/multi_shard.h"
+#include "config/live_settings.h"
 #include "protocol/errors.h"
 #include "storage/store.h"
 
 namespace lavik {
 namespace {
 
-constexpr int64_t kMaxStringLength = 512LL * 1024 * 1024;  // proto-max-bulk-len default
-
 bool CheckStringLengthOrReply(Context& ctx, int64_t offset, int64_t append) {
-  if (offset > kMaxStringLength - append) {
+  if (offset > LiveSettings::Get(Live().proto_max_bulk_len) - append) {
     ctx.reply->Error(kErrStringTooLong);
     return false;
   }

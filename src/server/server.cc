@@ -16,7 +16,7 @@
 #include "base/log.h"
 #include "blocking/list_blocking.h"
 #include "client/client_state.h"
-#include "commands/hyperloglog_family.h"
+#include "config/live_settings.h"
 #include "pubsub/pubsub.h"
 #include "server/client_hub.h"
 #include "server/command_registry.h"
@@ -111,12 +111,7 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
     });
   }
   InstallTlsConfigHooks(&registry_, &tls_);
-  SetHllSparseMaxBytes(
-      std::strtoull(registry_.Value("hll-sparse-max-bytes")->c_str(), nullptr, 10));
-  registry_.OnChange("hll-sparse-max-bytes", [](std::string_view v) {
-    SetHllSparseMaxBytes(std::strtoull(std::string(v).c_str(), nullptr, 10));
-    return Status::Ok();
-  });
+  WireLiveSettings(&registry_);  // what handlers read while they run (config/live_settings.h)
   obs_ = std::make_unique<Observability>(table_,
                                          config_.threads > 0 ? config_.threads : DefaultThreads());
   obs_->WireConfig(&registry_);

@@ -411,6 +411,27 @@ def test_setrange_errors(raw):
     assert c.cmd("SETRANGE", "a", str(512 * 1024 * 1024), "") == 0
 
 
+def test_string_limits_follow_proto_max_bulk_len(raw):
+    # SETRANGE, APPEND and SETBIT obey the configured proto-max-bulk-len, not its default.
+    c = raw()
+    try:
+        assert c.cmd("CONFIG", "SET", "proto-max-bulk-len", "1mb") == "OK"
+        assert c.cmd("SETRANGE", "lim", str(1024 * 1024), "x") == RespError(
+            "ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+        assert c.cmd("SETRANGE", "lim", str(1024 * 1024 - 1), "x") == 1024 * 1024
+        assert c.cmd("APPEND", "lim", "y") == RespError(
+            "ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+        assert c.cmd("SETBIT", "bits", str(8 * 1024 * 1024), "1") == RespError(
+            "ERR bit offset is not an integer or out of range")
+        assert c.cmd("SETBIT", "bits", str(8 * 1024 * 1024 - 1), "1") == 0
+        assert c.cmd("STRLEN", "bits") == 1024 * 1024
+        assert c.cmd("CONFIG", "SET", "proto-max-bulk-len", "2mb") == "OK"
+        assert c.cmd("APPEND", "lim", "y") == 1024 * 1024 + 1
+    finally:
+        c.cmd("CONFIG", "SET", "proto-max-bulk-len", "536870912")
+        c.cmd("DEL", "lim", "bits")
+
+
 # --------------------------------------------------------------------------- counters
 
 
