@@ -183,18 +183,17 @@ echo "$MEM_LIMIT_BYTES" >"$CG/memory.limit_in_bytes"
   die "cgroup limit reads back as $(cg_read memory.limit_in_bytes), want $MEM_LIMIT_BYTES"
 
 PORT=$(free_port)
-LAVIK_CMD=("$LAVIK_RUN" --port "$PORT" --threads "$LAVIK_THREADS" --cache-mb "$CACHE_MB"
-  --data-file "$BENCH_TMP/data/lavik.data" --log-dir "$BENCH_TMP/logs")
+PIN=()
 if ((LAVIK_THREADS > 1)); then
-  LAVIK_CMD+=(--no-pin-workers)
+  PIN=(--no-pin-workers)
 fi
-mkdir -p "$BENCH_TMP/data" "$BENCH_TMP/logs"
-CMDLINE="taskset -c $SERVER_CPUS ${LAVIK_CMD[*]}"
+lavik_command "$LAVIK_RUN" "$BENCH_TMP" "$LAVIK_THREADS" --cache-mb "$CACHE_MB" "${PIN[@]}"
+CMDLINE="taskset -c $SERVER_CPUS ${SERVER_CMD[*]}"
 log "starting in $CG (limit $MEM_LIMIT): $CMDLINE"
 # The wrapper joins the cgroup, then execs taskset, which execs lavik: one pid throughout, so $!
 # is lavik's pid and every page lavik touches is charged to the cgroup.
 # shellcheck disable=SC2016
-sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" taskset -c "$SERVER_CPUS" "${LAVIK_CMD[@]}" \
+sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" taskset -c "$SERVER_CPUS" "${SERVER_CMD[@]}" \
   >"$RAW_DIR/lavik-stdout.log" 2>&1 &
 SERVER_PID=$!
 wait_ready start-up

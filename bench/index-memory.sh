@@ -107,16 +107,14 @@ AVAIL=$(($(df --output=avail -B1 "$BENCH_TMP" | tail -n 1)))
 # Starts lavik (run RUN_NO, which names its stdout file) on PORT with the data file in BENCH_TMP.
 start_lavik() {
   RUN_NO=$((RUN_NO + 1))
-  local -a cmd=("$LAVIK_RUN" --port "$PORT" --threads "$LAVIK_THREADS" --cache-mb "$CACHE_MB"
-    --data-file "$BENCH_TMP/data/lavik.data" --log-dir "$BENCH_TMP/logs")
+  local -a pin=()
   if ((LAVIK_THREADS > 1)); then
-    cmd+=(--no-pin-workers)
+    pin=(--no-pin-workers)
   fi
-  mkdir -p "$BENCH_TMP/data" "$BENCH_TMP/logs"
-  CMDLINE="taskset -c $SERVER_CPUS ${cmd[*]}"
+  lavik_command "$LAVIK_RUN" "$BENCH_TMP" "$LAVIK_THREADS" --cache-mb "$CACHE_MB" "${pin[@]}"
+  CMDLINE="taskset -c $SERVER_CPUS ${SERVER_CMD[*]}"
   log "starting: $CMDLINE"
-  taskset -c "$SERVER_CPUS" "${cmd[@]}" >"$RAW_DIR/lavik-stdout-$RUN_NO.log" 2>&1 &
-  SERVER_PID=$!
+  launch_server "$RAW_DIR/lavik-stdout-$RUN_NO.log"
   wait_ready "start-up (run $RUN_NO)"
 }
 
