@@ -85,19 +85,7 @@ stop_server() {
   [[ -n ${PIDS[$name]:-} ]] || return 0
   local pid=${PIDS[$name]}
   unset "PIDS[$name]"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    local i
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      log "$name (pid $pid) ignored SIGTERM for 10 s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  wait "$pid" 2>/dev/null || true
+  stop_lavik "$pid" 10 "$name"
 }
 
 cleanup() {

@@ -58,22 +58,23 @@ alive() {
   kill -0 "$SERVER_PID" 2>/dev/null || die "lavik (pid $SERVER_PID) died during $1; see $RAW_DIR"
 }
 
-# Stops the server with pid $1 if it runs: SIGTERM, then SIGKILL after 30 s. Returns lavik's exit
-# status through the global LAST_EXIT ("" when there was no pid).
+# stop_lavik PID [SECONDS [NAME]]: stops the server with pid PID (NAME in the log, lavik by
+# default) if it runs: SIGTERM, then SIGKILL after SECONDS (30). Returns its exit status through
+# the global LAST_EXIT ("" when there was no pid).
 LAST_EXIT=""
 # shellcheck disable=SC2034  # LAST_EXIT is read by the sourcing scripts
 stop_lavik() {
-  local pid=$1 i
+  local pid=$1 secs=${2:-30} name=${3:-lavik} i
   LAST_EXIT=""
   [[ -n $pid ]] || return 0
   if kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 300; i++)); do
+    for ((i = 0; i < secs * 10; i++)); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done
     if kill -0 "$pid" 2>/dev/null; then
-      log "lavik (pid $pid) ignored SIGTERM for 30 s; sending SIGKILL"
+      log "$name (pid $pid) ignored SIGTERM for $secs s; sending SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true
     fi
   fi

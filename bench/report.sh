@@ -193,25 +193,7 @@ CLIENT_PID=""
 TMP_CREATED=0
 
 # Stops the process with pid $1 (one this script started): SIGTERM, SIGKILL after $2 s.
-stop_pid() {
-  local pid=$1 grace=${2:-30} i
-  LAST_EXIT=""
-  [[ -n $pid ]] || return 0
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < grace * 10; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      log "pid $pid ignored SIGTERM for $grace s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  local rc=0
-  wait "$pid" 2>/dev/null || rc=$?
-  LAST_EXIT=$rc
-}
+stop_pid() { stop_lavik "$1" "${2:-30}" "process"; }
 
 cleanup() {
   local rc=$?
