@@ -403,11 +403,7 @@ ROWS=(
   "cgroup usage empty / loaded / end|$(human_bytes "$CG_EMPTY") / $(human_bytes "$CG_LOADED") / $(human_bytes "$CG_USAGE") (end: rss $(human_bytes "$CG_STAT_RSS"), page cache $(human_bytes "$CG_STAT_CACHE"))"
   "cgroup OOM kills|$CG_OOM_KILLS"
 )
-NWARN=0
-if [[ -n $WARNINGS ]]; then
-  NWARN=$(printf '%s\n' "$WARNINGS" | wc -l)
-fi
-ROWS+=("lavik log warnings|$NWARN")
+ROWS+=("lavik log warnings|$(count_lines "$WARNINGS")")
 for f in "${CHECK_FAILURES[@]}"; do
   ROWS+=("CHECK FAILED|$f")
 done
@@ -426,11 +422,7 @@ SETTINGS="redis-benchmark -t <get|set> -r $KEYS -d $VALUE_SIZE -c $BENCH_CLIENTS
   echo "load average: $LOAD_AVG_START at start, $LOAD_AVG_END at end"
   echo
   text_table "${ROWS[@]}"
-  if [[ -n $WARNINGS ]]; then
-    echo
-    echo "lavik log warnings:"
-    printf '%s\n' "$WARNINGS" | head -n 20
-  fi
+  print_warnings "$WARNINGS" text
   echo
   echo "Markdown: $OUT_MD"
 }
@@ -450,14 +442,7 @@ SETTINGS="redis-benchmark -t <get|set> -r $KEYS -d $VALUE_SIZE -c $BENCH_CLIENTS
   echo "- load average: $LOAD_AVG_START at start, $LOAD_AVG_END at end"
   echo
   md_table "measure|value" "${ROWS[@]}"
-  if [[ -n $WARNINGS ]]; then
-    echo
-    echo "lavik log warnings (first 20):"
-    echo
-    echo '```'
-    printf '%s\n' "$WARNINGS" | head -n 20
-    echo '```'
-  fi
+  print_warnings "$WARNINGS" md
   echo
   echo "Raw output, lavik's log and fio JSON: \`capacity-$STAMP/raw/\` (not committed)."
 } >"$OUT_MD"

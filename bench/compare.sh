@@ -222,20 +222,6 @@ run_point() {
   check_server "$name"
 }
 
-# Number of CPUs in a taskset list such as "1", "0,1" or "0-3".
-count_cpus() {
-  local n=0 part
-  local -a parts
-  IFS=, read -r -a parts <<<"$1"
-  for part in "${parts[@]}"; do
-    if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
-      n=$((n + BASH_REMATCH[2] - BASH_REMATCH[1] + 1))
-    else
-      n=$((n + 1))
-    fi
-  done
-  echo "$n"
-}
 SERVER_NCPUS=$(count_cpus "$SERVER_CPUS")
 
 # --- Run -------------------------------------------------------------------------------------

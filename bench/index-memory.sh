@@ -228,11 +228,7 @@ if [[ $RESTART == 1 ]]; then
     "after restart: used_memory_index bytes/key|$(per_key "$IDX2")"
   )
 fi
-NWARN=0
-if [[ -n $WARNINGS ]]; then
-  NWARN=$(printf '%s\n' "$WARNINGS" | wc -l)
-fi
-ROWS+=("lavik log warnings|$NWARN")
+ROWS+=("lavik log warnings|$(count_lines "$WARNINGS")")
 
 PINNING="lavik on CPUs $SERVER_CPUS (--threads $LAVIK_THREADS), redis-cli on CPUs $CLIENT_CPUS"
 {
@@ -243,11 +239,7 @@ PINNING="lavik on CPUs $SERVER_CPUS (--threads $LAVIK_THREADS), redis-cli on CPU
   echo "pinning: $PINNING; load average $LOAD_START at start, $LOAD_END at end"
   echo
   text_table "${ROWS[@]}"
-  if [[ -n $WARNINGS ]]; then
-    echo
-    echo "lavik log warnings:"
-    printf '%s\n' "$WARNINGS" | head -n 20
-  fi
+  print_warnings "$WARNINGS" text
   echo
   echo "Markdown: $OUT_MD"
 }
@@ -264,14 +256,7 @@ PINNING="lavik on CPUs $SERVER_CPUS (--threads $LAVIK_THREADS), redis-cli on CPU
   echo "- target: at most $TARGET_BYTES_PER_KEY bytes of RSS per key at 10M+ keys"
   echo
   md_table "measure|value" "${ROWS[@]}"
-  if [[ -n $WARNINGS ]]; then
-    echo
-    echo "lavik log warnings (first 20):"
-    echo
-    echo '```'
-    printf '%s\n' "$WARNINGS" | head -n 20
-    echo '```'
-  fi
+  print_warnings "$WARNINGS" md
   echo
   echo "Raw output and lavik's log: \`index-memory-$STAMP/raw/\` (not committed)."
 } >"$OUT_MD"

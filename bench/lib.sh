@@ -192,6 +192,47 @@ snapshot_lavik() {
   LAVIK_BIN_ID="$LAVIK_BIN, built $(date -r "$LAVIK_BIN" '+%Y-%m-%d %H:%M:%S'), sha256 $(sha256sum "$LAVIK_RUN" | cut -c1-12)"
 }
 
+# The number of lines of $1 (lavik's log warnings): 0 when it is empty.
+count_lines() {
+  if [[ -n $1 ]]; then
+    printf '%s\n' "$1" | wc -l
+  else
+    echo 0
+  fi
+}
+
+# print_warnings TEXT FORM: the first 20 of lavik's log warnings TEXT under a heading, as plain
+# text (FORM text) or Markdown (FORM md); nothing when there are none.
+print_warnings() {
+  [[ -n $1 ]] || return 0
+  echo
+  if [[ $2 == md ]]; then
+    echo "lavik log warnings (first 20):"
+    echo
+    echo '```'
+    printf '%s\n' "$1" | head -n 20
+    echo '```'
+  else
+    echo "lavik log warnings:"
+    printf '%s\n' "$1" | head -n 20
+  fi
+}
+
+# Number of CPUs in a taskset list such as "1", "0,1" or "0-3".
+count_cpus() {
+  local n=0 part
+  local -a parts
+  IFS=, read -r -a parts <<<"$1"
+  for part in "${parts[@]}"; do
+    if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
+      n=$((n + BASH_REMATCH[2] - BASH_REMATCH[1] + 1))
+    else
+      n=$((n + 1))
+    fi
+  done
+  echo "$n"
+}
+
 # lavik_command BIN DIR THREADS [FLAG...]: sets the array SERVER_CMD to the command line that starts
 # lavik on $HOST:$PORT with its data file and logs under DIR (created) and THREADS workers. When
 # SERVER_NCPUS (the size of the CPU mask the server runs in) is set and smaller than THREADS, the

@@ -507,19 +507,6 @@ rate_ladder() {
   echo "${out% }"
 }
 
-count_cpus() {
-  local n=0 part
-  local -a parts
-  IFS=, read -r -a parts <<<"$1"
-  for part in "${parts[@]}"; do
-    if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
-      n=$((n + BASH_REMATCH[2] - BASH_REMATCH[1] + 1))
-    else
-      n=$((n + 1))
-    fi
-  done
-  echo "$n"
-}
 SERVER_NCPUS=$(count_cpus "$SERVER_CPUS")
 
 # --- Preparation -----------------------------------------------------------------------------
