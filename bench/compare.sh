@@ -238,14 +238,7 @@ if ((LAVIK_THREADS > SERVER_NCPUS)); then
   LAVIK_PIN="--no-pin-workers"
 fi
 PINNING="server CPUs $SERVER_CPUS, client (redis-benchmark) CPUs $CLIENT_CPUS; lavik --threads $LAVIK_THREADS ($LAVIK_PIN)"
-OVERLAP=$("$PYTHON" -c 'import sys
-def cpus(s):
-    out = set()
-    for p in s.split(","):
-        a, _, b = p.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-print(",".join(map(str, sorted(cpus(sys.argv[1]) & cpus(sys.argv[2])))))' "$SERVER_CPUS" "$CLIENT_CPUS")
+OVERLAP=$(cpu_overlap "$SERVER_CPUS" "$CLIENT_CPUS")
 if [[ -n $OVERLAP ]]; then
   PINNING+="; WARNING: server and client share CPU(s) $OVERLAP"
 fi

@@ -233,6 +233,18 @@ count_cpus() {
   echo "$n"
 }
 
+# The CPUs two taskset lists share, as a comma-separated list ("" for none).
+cpu_overlap() {
+  "$PYTHON" -c 'import sys
+def cpus(s):
+    out = set()
+    for p in s.split(","):
+        a, _, b = p.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+print(",".join(map(str, sorted(cpus(sys.argv[1]) & cpus(sys.argv[2])))))' "$1" "$2"
+}
+
 # lavik_command BIN DIR THREADS [FLAG...]: sets the array SERVER_CMD to the command line that starts
 # lavik on $HOST:$PORT with its data file and logs under DIR (created) and THREADS workers. When
 # SERVER_NCPUS (the size of the CPU mask the server runs in) is set and smaller than THREADS, the

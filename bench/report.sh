@@ -547,14 +547,7 @@ done
 est_max=$((est + npoints * (QUIET_WAIT > 1 ? QUIET_WAIT - 1 : 0)))
 log "${#SERVER_LIST[@]} server(s) x ${#DATASET_LIST[@]} data set(s); estimated $((est / 60))-$((est_max / 60)) min; output in $OUT_DIR"
 
-OVERLAP=$("$PYTHON" -c 'import sys
-def cpus(s):
-    out = set()
-    for p in s.split(","):
-        a, _, b = p.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-print(",".join(map(str, sorted(cpus(sys.argv[1]) & cpus(sys.argv[2])))))' "$SERVER_CPUS" "$CLIENT_CPUS")
+OVERLAP=$(cpu_overlap "$SERVER_CPUS" "$CLIENT_CPUS")
 LAVIK_PIN="workers pinned to CPUs of the mask"
 ((LAVIK_THREADS <= SERVER_NCPUS)) || LAVIK_PIN="--no-pin-workers: workers share the mask"
 PINNING="servers on CPU(s) $SERVER_CPUS (lavik --threads $LAVIK_THREADS, $LAVIK_PIN); lavik-bench --threads 1 on CPU(s) $CLIENT_CPUS"
