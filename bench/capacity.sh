@@ -183,18 +183,17 @@ echo "$MEM_LIMIT_BYTES" >"$CG/memory.limit_in_bytes"
   die "cgroup limit reads back as $(cg_read memory.limit_in_bytes), want $MEM_LIMIT_BYTES"
 
 PORT=$(free_port)
-LAVIK_CMD=("$LAVIK_RUN" --port "$PORT" --threads "$LAVIK_THREADS" --cache-mb "$CACHE_MB"
-  --data-file "$BENCH_TMP/data/lavik.data" --log-dir "$BENCH_TMP/logs")
+PIN=()
 if ((LAVIK_THREADS > 1)); then
-  LAVIK_CMD+=(--no-pin-workers)
+  PIN=(--no-pin-workers)
 fi
-mkdir -p "$BENCH_TMP/data" "$BENCH_TMP/logs"
-CMDLINE="taskset -c $SERVER_CPUS ${LAVIK_CMD[*]}"
+lavik_command "$LAVIK_RUN" "$BENCH_TMP" "$LAVIK_THREADS" --cache-mb "$CACHE_MB" "${PIN[@]}"
+CMDLINE="taskset -c $SERVER_CPUS ${SERVER_CMD[*]}"
 log "starting in $CG (limit $MEM_LIMIT): $CMDLINE"
 # The wrapper joins the cgroup, then execs taskset, which execs lavik: one pid throughout, so $!
 # is lavik's pid and every page lavik touches is charged to the cgroup.
 # shellcheck disable=SC2016
-sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" taskset -c "$SERVER_CPUS" "${LAVIK_CMD[@]}" \
+sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" taskset -c "$SERVER_CPUS" "${SERVER_CMD[@]}" \
   >"$RAW_DIR/lavik-stdout.log" 2>&1 &
 SERVER_PID=$!
 wait_ready start-up
@@ -404,11 +403,7 @@ ROWS=(
   "cgroup usage empty / loaded / end|$(human_bytes "$CG_EMPTY") / $(human_bytes "$CG_LOADED") / $(human_bytes "$CG_USAGE") (end: rss $(human_bytes "$CG_STAT_RSS"), page cache $(human_bytes "$CG_STAT_CACHE"))"
   "cgroup OOM kills|$CG_OOM_KILLS"
 )
-NWARN=0
-if [[ -n $WARNINGS ]]; then
-  NWARN=$(printf '%s\n' "$WARNINGS" | wc -l)
-fi
-ROWS+=("lavik log warnings|$NWARN")
+ROWS+=("lavik log warnings|$(count_lines "$WARNINGS")")
 for f in "${CHECK_FAILURES[@]}"; do
   ROWS+=("CHECK FAILED|$f")
 done
@@ -427,11 +422,7 @@ SETTINGS="redis-benchmark -t <get|set> -r $KEYS -d $VALUE_SIZE -c $BENCH_CLIENTS
   echo "load average: $LOAD_AVG_START at start, $LOAD_AVG_END at end"
   echo
   text_table "${ROWS[@]}"
-  if [[ -n $WARNINGS ]]; then
-    echo
-    echo "lavik log warnings:"
-    printf '%s\n' "$WARNINGS" | head -n 20
-  fi
+  print_warnings "$WARNINGS" text
   echo
   echo "Markdown: $OUT_MD"
 }
@@ -451,14 +442,7 @@ SETTINGS="redis-benchmark -t <get|set> -r $KEYS -d $VALUE_SIZE -c $BENCH_CLIENTS
   echo "- load average: $LOAD_AVG_START at start, $LOAD_AVG_END at end"
   echo
   md_table "measure|value" "${ROWS[@]}"
-  if [[ -n $WARNINGS ]]; then
-    echo
-    echo "lavik log warnings (first 20):"
-    echo
-    echo '```'
-    printf '%s\n' "$WARNINGS" | head -n 20
-    echo '```'
-  fi
+  print_warnings "$WARNINGS" md
   echo
   echo "Raw output, lavik's log and fio JSON: \`capacity-$STAMP/raw/\` (not committed)."
 } >"$OUT_MD"

@@ -85,19 +85,7 @@ stop_server() {
   [[ -n ${PIDS[$name]:-} ]] || return 0
   local pid=${PIDS[$name]}
   unset "PIDS[$name]"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    local i
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      log "$name (pid $pid) ignored SIGTERM for 10 s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  wait "$pid" 2>/dev/null || true
+  stop_lavik "$pid" 10 "$name"
 }
 
 cleanup() {
@@ -234,20 +222,6 @@ run_point() {
   check_server "$name"
 }
 
-# Number of CPUs in a taskset list such as "1", "0,1" or "0-3".
-count_cpus() {
-  local n=0 part
-  local -a parts
-  IFS=, read -r -a parts <<<"$1"
-  for part in "${parts[@]}"; do
-    if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
-      n=$((n + BASH_REMATCH[2] - BASH_REMATCH[1] + 1))
-    else
-      n=$((n + 1))
-    fi
-  done
-  echo "$n"
-}
 SERVER_NCPUS=$(count_cpus "$SERVER_CPUS")
 
 # --- Run -------------------------------------------------------------------------------------
@@ -264,14 +238,7 @@ if ((LAVIK_THREADS > SERVER_NCPUS)); then
   LAVIK_PIN="--no-pin-workers"
 fi
 PINNING="server CPUs $SERVER_CPUS, client (redis-benchmark) CPUs $CLIENT_CPUS; lavik --threads $LAVIK_THREADS ($LAVIK_PIN)"
-OVERLAP=$("$PYTHON" -c 'import sys
-def cpus(s):
-    out = set()
-    for p in s.split(","):
-        a, _, b = p.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-print(",".join(map(str, sorted(cpus(sys.argv[1]) & cpus(sys.argv[2])))))' "$SERVER_CPUS" "$CLIENT_CPUS")
+OVERLAP=$(cpu_overlap "$SERVER_CPUS" "$CLIENT_CPUS")
 if [[ -n $OVERLAP ]]; then
   PINNING+="; WARNING: server and client share CPU(s) $OVERLAP"
 fi

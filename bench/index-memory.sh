@@ -107,16 +107,14 @@ AVAIL=$(($(df --output=avail -B1 "$BENCH_TMP" | tail -n 1)))
 # Starts lavik (run RUN_NO, which names its stdout file) on PORT with the data file in BENCH_TMP.
 start_lavik() {
   RUN_NO=$((RUN_NO + 1))
-  local -a cmd=("$LAVIK_RUN" --port "$PORT" --threads "$LAVIK_THREADS" --cache-mb "$CACHE_MB"
-    --data-file "$BENCH_TMP/data/lavik.data" --log-dir "$BENCH_TMP/logs")
+  local -a pin=()
   if ((LAVIK_THREADS > 1)); then
-    cmd+=(--no-pin-workers)
+    pin=(--no-pin-workers)
   fi
-  mkdir -p "$BENCH_TMP/data" "$BENCH_TMP/logs"
-  CMDLINE="taskset -c $SERVER_CPUS ${cmd[*]}"
+  lavik_command "$LAVIK_RUN" "$BENCH_TMP" "$LAVIK_THREADS" --cache-mb "$CACHE_MB" "${pin[@]}"
+  CMDLINE="taskset -c $SERVER_CPUS ${SERVER_CMD[*]}"
   log "starting: $CMDLINE"
-  taskset -c "$SERVER_CPUS" "${cmd[@]}" >"$RAW_DIR/lavik-stdout-$RUN_NO.log" 2>&1 &
-  SERVER_PID=$!
+  launch_server "$RAW_DIR/lavik-stdout-$RUN_NO.log"
   wait_ready "start-up (run $RUN_NO)"
 }
 
@@ -230,11 +228,7 @@ if [[ $RESTART == 1 ]]; then
     "after restart: used_memory_index bytes/key|$(per_key "$IDX2")"
   )
 fi
-NWARN=0
-if [[ -n $WARNINGS ]]; then
-  NWARN=$(printf '%s\n' "$WARNINGS" | wc -l)
-fi
-ROWS+=("lavik log warnings|$NWARN")
+ROWS+=("lavik log warnings|$(count_lines "$WARNINGS")")
 
 PINNING="lavik on CPUs $SERVER_CPUS (--threads $LAVIK_THREADS), redis-cli on CPUs $CLIENT_CPUS"
 {
@@ -245,11 +239,7 @@ PINNING="lavik on CPUs $SERVER_CPUS (--threads $LAVIK_THREADS), redis-cli on CPU
   echo "pinning: $PINNING; load average $LOAD_START at start, $LOAD_END at end"
   echo
   text_table "${ROWS[@]}"
-  if [[ -n $WARNINGS ]]; then
-    echo
-    echo "lavik log warnings:"
-    printf '%s\n' "$WARNINGS" | head -n 20
-  fi
+  print_warnings "$WARNINGS" text
   echo
   echo "Markdown: $OUT_MD"
 }
@@ -266,14 +256,7 @@ PINNING="lavik on CPUs $SERVER_CPUS (--threads $LAVIK_THREADS), redis-cli on CPU
   echo "- target: at most $TARGET_BYTES_PER_KEY bytes of RSS per key at 10M+ keys"
   echo
   md_table "measure|value" "${ROWS[@]}"
-  if [[ -n $WARNINGS ]]; then
-    echo
-    echo "lavik log warnings (first 20):"
-    echo
-    echo '```'
-    printf '%s\n' "$WARNINGS" | head -n 20
-    echo '```'
-  fi
+  print_warnings "$WARNINGS" md
   echo
   echo "Raw output and lavik's log: \`index-memory-$STAMP/raw/\` (not committed)."
 } >"$OUT_MD"

@@ -58,22 +58,23 @@ alive() {
   kill -0 "$SERVER_PID" 2>/dev/null || die "lavik (pid $SERVER_PID) died during $1; see $RAW_DIR"
 }
 
-# Stops the server with pid $1 if it runs: SIGTERM, then SIGKILL after 30 s. Returns lavik's exit
-# status through the global LAST_EXIT ("" when there was no pid).
+# stop_lavik PID [SECONDS [NAME]]: stops the server with pid PID (NAME in the log, lavik by
+# default) if it runs: SIGTERM, then SIGKILL after SECONDS (30). Returns its exit status through
+# the global LAST_EXIT ("" when there was no pid).
 LAST_EXIT=""
 # shellcheck disable=SC2034  # LAST_EXIT is read by the sourcing scripts
 stop_lavik() {
-  local pid=$1 i
+  local pid=$1 secs=${2:-30} name=${3:-lavik} i
   LAST_EXIT=""
   [[ -n $pid ]] || return 0
   if kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 300; i++)); do
+    for ((i = 0; i < secs * 10; i++)); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done
     if kill -0 "$pid" 2>/dev/null; then
-      log "lavik (pid $pid) ignored SIGTERM for 30 s; sending SIGKILL"
+      log "$name (pid $pid) ignored SIGTERM for $secs s; sending SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true
     fi
   fi
@@ -189,6 +190,59 @@ snapshot_lavik() {
   cp -- "$LAVIK_BIN" "$LAVIK_RUN"
   "$LAVIK_RUN" --version >/dev/null 2>&1 || die "$LAVIK_BIN does not run (being rebuilt?)"
   LAVIK_BIN_ID="$LAVIK_BIN, built $(date -r "$LAVIK_BIN" '+%Y-%m-%d %H:%M:%S'), sha256 $(sha256sum "$LAVIK_RUN" | cut -c1-12)"
+}
+
+# The number of lines of $1 (lavik's log warnings): 0 when it is empty.
+count_lines() {
+  if [[ -n $1 ]]; then
+    printf '%s\n' "$1" | wc -l
+  else
+    echo 0
+  fi
+}
+
+# print_warnings TEXT FORM: the first 20 of lavik's log warnings TEXT under a heading, as plain
+# text (FORM text) or Markdown (FORM md); nothing when there are none.
+print_warnings() {
+  [[ -n $1 ]] || return 0
+  echo
+  if [[ $2 == md ]]; then
+    echo "lavik log warnings (first 20):"
+    echo
+    echo '```'
+    printf '%s\n' "$1" | head -n 20
+    echo '```'
+  else
+    echo "lavik log warnings:"
+    printf '%s\n' "$1" | head -n 20
+  fi
+}
+
+# Number of CPUs in a taskset list such as "1", "0,1" or "0-3".
+count_cpus() {
+  local n=0 part
+  local -a parts
+  IFS=, read -r -a parts <<<"$1"
+  for part in "${parts[@]}"; do
+    if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
+      n=$((n + BASH_REMATCH[2] - BASH_REMATCH[1] + 1))
+    else
+      n=$((n + 1))
+    fi
+  done
+  echo "$n"
+}
+
+# The CPUs two taskset lists share, as a comma-separated list ("" for none).
+cpu_overlap() {
+  "$PYTHON" -c 'import sys
+def cpus(s):
+    out = set()
+    for p in s.split(","):
+        a, _, b = p.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+print(",".join(map(str, sorted(cpus(sys.argv[1]) & cpus(sys.argv[2])))))' "$1" "$2"
 }
 
 # lavik_command BIN DIR THREADS [FLAG...]: sets the array SERVER_CMD to the command line that starts

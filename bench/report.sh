@@ -193,25 +193,7 @@ CLIENT_PID=""
 TMP_CREATED=0
 
 # Stops the process with pid $1 (one this script started): SIGTERM, SIGKILL after $2 s.
-stop_pid() {
-  local pid=$1 grace=${2:-30} i
-  LAST_EXIT=""
-  [[ -n $pid ]] || return 0
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < grace * 10; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-      log "pid $pid ignored SIGTERM for $grace s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-  fi
-  local rc=0
-  wait "$pid" 2>/dev/null || rc=$?
-  LAST_EXIT=$rc
-}
+stop_pid() { stop_lavik "$1" "${2:-30}" "process"; }
 
 cleanup() {
   local rc=$?
@@ -525,19 +507,6 @@ rate_ladder() {
   echo "${out% }"
 }
 
-count_cpus() {
-  local n=0 part
-  local -a parts
-  IFS=, read -r -a parts <<<"$1"
-  for part in "${parts[@]}"; do
-    if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
-      n=$((n + BASH_REMATCH[2] - BASH_REMATCH[1] + 1))
-    else
-      n=$((n + 1))
-    fi
-  done
-  echo "$n"
-}
 SERVER_NCPUS=$(count_cpus "$SERVER_CPUS")
 
 # --- Preparation -----------------------------------------------------------------------------
@@ -578,14 +547,7 @@ done
 est_max=$((est + npoints * (QUIET_WAIT > 1 ? QUIET_WAIT - 1 : 0)))
 log "${#SERVER_LIST[@]} server(s) x ${#DATASET_LIST[@]} data set(s); estimated $((est / 60))-$((est_max / 60)) min; output in $OUT_DIR"
 
-OVERLAP=$("$PYTHON" -c 'import sys
-def cpus(s):
-    out = set()
-    for p in s.split(","):
-        a, _, b = p.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-print(",".join(map(str, sorted(cpus(sys.argv[1]) & cpus(sys.argv[2])))))' "$SERVER_CPUS" "$CLIENT_CPUS")
+OVERLAP=$(cpu_overlap "$SERVER_CPUS" "$CLIENT_CPUS")
 LAVIK_PIN="workers pinned to CPUs of the mask"
 ((LAVIK_THREADS <= SERVER_NCPUS)) || LAVIK_PIN="--no-pin-workers: workers share the mask"
 PINNING="servers on CPU(s) $SERVER_CPUS (lavik --threads $LAVIK_THREADS, $LAVIK_PIN); lavik-bench --threads 1 on CPU(s) $CLIENT_CPUS"

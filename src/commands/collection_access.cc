@@ -6,6 +6,7 @@
 #include "base/numbers.h"
 #include "base/slot.h"
 #include "commands/collection_chunks.h"
+#include "commands/typed_read.h"
 #include "storage/chunked.h"
 
 namespace lavik {
@@ -16,22 +17,10 @@ TaskOf<bool> ReadCollection(Store& st, std::string_view key, ValueType type, int
   const bool with_values = type == ValueType::kHash || type == ValueType::kZSet;
   while (true) {
     *out = CollectionRead();
-    out->info = count_stats ? st.LookupRead(key, now_ms) : st.Lookup(key, now_ms);
+    const TypedRead got = co_await ReadTypedRecord(st, key, type, now_ms, count_stats, &out->info,
+                                                   &out->record, error);
     count_stats = false;  // a retry is the same read
-    if (!out->info.exists) co_return true;
-    if (out->info.type != type) {
-      *error = kErrWrongType;
-      co_return false;
-    }
-    out->record = co_await st.ReadValue(key, out->info);
-    if (out->record.status == ReadResult::Status::kError) {
-      *error = out->record.error;
-      co_return false;
-    }
-    if (!out->record.ok()) {
-      out->info = KeyInfo{};  // gone while we read
-      co_return true;
-    }
+    if (got != TypedRead::kFound) co_return got == TypedRead::kMissing;
     std::string_view bytes = out->record.value;
     if (IsChunkRoot(bytes)) {
       const ChunkedRead r = co_await ReadChunked(st, key, with_values, scope, out, error);
@@ -72,6 +61,12 @@ TaskOf<bool> ReadCollectionOrReply(Context& ctx, Store& st, std::string_view key
   co_return false;
 }
 
+TaskOf<bool> ReadCollectionOrReply(Context& ctx, ValueType type, CollectionRead* out,
+                                   ReadScope scope) {
+  co_return co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], type, true, false, out,
+                                           scope);
+}
+
 Task RemoveMembers(Context& ctx, ValueType type) {
   const bool with_values = type == ValueType::kHash || type == ValueType::kZSet;
   const std::span<const std::string_view> members = ctx.args.subspan(2);
@@ -99,11 +94,43 @@ Task RemoveMembers(Context& ctx, ValueType type) {
 
 Task ReplyCardinality(Context& ctx, ValueType type) {
   CollectionRead r;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], type, true, false, &r,
-                                      ReadScope::Count())) {
+  if (!co_await ReadCollectionOrReply(ctx, type, &r, ReadScope::Count())) {
     co_return;
   }
   ctx.reply->Integer(static_cast<int64_t>(r.size));
+}
+
+TaskOf<bool> ReadRandomMembersOrReply(Context& ctx, ValueType type, bool with_count,
+                                      CollectionRead* out) {
+  // One random member needs one chunk of a chunked collection; a count needs them all.
+  if (!co_await ReadCollectionOrReply(ctx, type, out,
+                                      with_count ? ReadScope() : ReadScope::Random())) {
+    co_return false;
+  }
+  if (with_count) co_return true;
+  const CollectionView& v = out->view;
+  if (v.empty()) {
+    ctx.reply->Null();
+  } else {
+    ctx.reply->Bulk(v.field(static_cast<uint32_t>(RandomBelow(v.size()))));
+  }
+  co_return false;
+}
+
+RandomPicks::RandomPicks(const CollectionView& v, int64_t count) : range_(v.size()), size_(0) {
+  if (v.empty() || count == 0) return;
+  if (count < 0) {
+    size_ = static_cast<uint64_t>(-count);
+    return;
+  }
+  distinct_ =
+      DistinctRandomIndices(v.size(), static_cast<uint32_t>(std::min<int64_t>(count, v.size())));
+  size_ = distinct_.size();
+}
+
+uint32_t RandomPicks::Next() {
+  if (!distinct_.empty()) return distinct_[at_++];
+  return static_cast<uint32_t>(RandomBelow(range_));
 }
 
 TaskOf<bool> StoreCollection(Store& st, std::string_view key, ValueType type, uint64_t expected,
@@ -122,6 +149,37 @@ TaskOf<bool> StoreCollection(Store& st, std::string_view key, ValueType type, ui
     co_return false;
   }
   co_return true;
+}
+
+TaskOf<bool> ScanOrReply(Context& ctx, ValueType type, CollectionRead* out,
+                         std::vector<uint32_t>* hits) {
+  ScanArgs a;
+  if (!ParseScanArgsOrReply(ctx, &a)) co_return false;
+  if (!co_await ReadCollectionOrReply(ctx, type, out, ReadScope::Scan(a.cursor, a.count))) {
+    co_return false;
+  }
+  const uint64_t next = ScanCollection(*out, a, [&](uint32_t i) { hits->push_back(i); });
+  ctx.reply->Array(2);
+  ctx.reply->Bulk(std::to_string(next));
+  co_return true;
+}
+
+bool ParsePopCountOrReply(Context& ctx, bool arity_error, bool* with_count, int64_t* count) {
+  if (ctx.args.size() > 3) {
+    if (arity_error) {
+      ctx.reply->Error(WrongArityError(ctx.spec->name));
+    } else {
+      ctx.reply->Error(kErrSyntax);
+    }
+    return false;
+  }
+  *with_count = ctx.args.size() == 3;
+  *count = 1;
+  if (*with_count && (!ParseInt64(ctx.args[2], count) || *count < 0)) {
+    ctx.reply->Error(kErrNotPositive);
+    return false;
+  }
+  return true;
 }
 
 bool ParseScanArgsOrReply(Context& ctx, ScanArgs* a) {
@@ -201,10 +259,8 @@ TaskOf<bool> StoreCollectionRead(Store& st, std::string_view key, ValueType type
   ChunkRoot& root = commit.root;
   if (!cur.chunked) {
     // Becomes chunked: the chunks live in the key's slot (so on its shard under any --threads).
+    commit.NewRoot(key);
     root.flags = with_values ? kRootFlagValues : 0;
-    root.slot = KeyHashSlot(key);
-    root.id = NewChunkedId();
-    root.next_number = 1;
     for (size_t b : PieceStarts(next, 0, next.size(), encoded.size())) {
       root.chunks.push_back({b == 0 ? 0 : MemberHash(next.field(static_cast<uint32_t>(b))), 0, 0});
     }
@@ -248,17 +304,10 @@ TaskOf<bool> StoreCollectionRead(Store& st, std::string_view key, ValueType type
     for (size_t p = 0; p < starts.size(); ++p) {
       const uint32_t from = starts[p];
       const uint32_t to = p + 1 < starts.size() ? starts[p + 1] : e;
-      ChunkRef c;
-      c.first = p == 0 ? old[i].first : MemberHash(next.field(from));
-      c.number = root.TakeNumber();
-      c.count = to - from;
-      if (starts.size() == 1) {
-        commit.written.emplace_back(c.number, std::move(bytes));
-      } else {
-        const CollectionRange piece{&next, from, to};
-        commit.written.emplace_back(c.number, ConcatRanges({&piece, 1}, with_values));
-      }
-      chunks.push_back(c);
+      const CollectionRange piece{&next, from, to};
+      chunks.push_back(commit.AddChunk(
+          p == 0 ? old[i].first : MemberHash(next.field(from)), to - from,
+          starts.size() == 1 ? std::move(bytes) : ConcatRanges({&piece, 1}, with_values)));
     }
   }
   if (e != next.size()) {

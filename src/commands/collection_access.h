@@ -38,6 +38,10 @@ TaskOf<bool> ReadCollectionOrReply(Context& ctx, Store& st, std::string_view key
                                    bool count_stats, bool copy, CollectionRead* out,
                                    ReadScope scope = {});
 
+// The common case: the handler's key ctx.args[1], a read that counts a keyspace hit or miss.
+TaskOf<bool> ReadCollectionOrReply(Context& ctx, ValueType type, CollectionRead* out,
+                                   ReadScope scope = {});
+
 // Writes `encoded` as the key's value if the key is still at `expected` (0: must not exist),
 // keeping `expire_ms`; an empty encoding deletes the key (Redis keeps no empty collections).
 // False with *error set if the write failed; *applied is false if the key changed meanwhile
@@ -110,11 +114,40 @@ TaskOf<bool> PrepareCollectionMove(Store& st, std::string_view src, std::string_
                                    ValueType type, int64_t now_ms, std::string* value,
                                    std::string* error);
 
+// LPOP / RPOP / SPOP / ZPOPMIN / ZPOPMAX key [count]: the count at ctx.args[2] if given (else 1;
+// it must be >= 0). More arguments are a wrong-arity error for the list pops (`arity_error`), a
+// syntax error for the others, as in Redis. False after replying the error.
+bool ParsePopCountOrReply(Context& ctx, bool arity_error, bool* with_count, int64_t* count);
+
 // HDEL / SREM / ZREM key member [member ...]: removes the members, replies how many were there.
 Task RemoveMembers(Context& ctx, ValueType type);
 
 // HLEN / SCARD / ZCARD key: the entry count (a chunked collection's root holds it).
 Task ReplyCardinality(Context& ctx, ValueType type);
+
+// HRANDFIELD / SRANDMEMBER / ZRANDMEMBER key [count ...], after their arguments are parsed:
+// reads ctx.args[1], a collection of `type`. Without a count (one chunk of a chunked collection
+// is read) it replies one random member, or nil for a missing key, and returns false; with one,
+// true with the whole collection in *out, for the caller to reply what RandomPicks names. False
+// too when it replied an error.
+TaskOf<bool> ReadRandomMembersOrReply(Context& ctx, ValueType type, bool with_count,
+                                      CollectionRead* out);
+
+// The entries a random-member count names in `v`: for count < 0, -count independent picks
+// (repetitions allowed); else min(count, size) distinct ones; none for an empty collection.
+class RandomPicks {
+ public:
+  RandomPicks(const CollectionView& v, int64_t count);
+  uint64_t size() const { return size_; }
+  // The index in `v` of the next pick; call it size() times.
+  uint32_t Next();
+
+ private:
+  uint64_t range_;  // the collection's size
+  uint64_t size_;
+  std::vector<uint32_t> distinct_;  // the picks of a positive count
+  size_t at_ = 0;
+};
 
 struct ScanArgs {
   uint64_t cursor = 0;
@@ -125,6 +158,13 @@ struct ScanArgs {
 
 // HSCAN/SSCAN key cursor [MATCH pattern] [COUNT count], as Redis 7.0 parses them.
 bool ParseScanArgsOrReply(Context& ctx, ScanArgs* a);
+
+// HSCAN / SSCAN / ZSCAN key cursor [MATCH pattern] [COUNT count], up to the entries: parses the
+// arguments, reads ctx.args[1] (a collection of `type`, only the chunks the walk needs), walks it
+// and replies the first of the reply's two elements, the next cursor. The caller then replies
+// the array of the entries at *hits in out->view. False if it replied an error instead.
+TaskOf<bool> ScanOrReply(Context& ctx, ValueType type, CollectionRead* out,
+                         std::vector<uint32_t>* hits);
 
 // Walks up to a.count entries from a.cursor (a hash position: entries added or removed meanwhile
 // never make a walk skip one that stayed), calling keep(i) for those matching the pattern.

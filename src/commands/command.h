@@ -41,6 +41,15 @@ struct Context {
 
 using Handler = Task (*)(Context& ctx);
 
+// The reply of a command that either failed a check (`failure`, an error text) or did its work.
+inline void ReplyErrorOrOk(Context& ctx, std::string_view failure) {
+  if (failure.empty()) {
+    ctx.reply->Ok();
+  } else {
+    ctx.reply->Error(failure);
+  }
+}
+
 // Redis's command flags (those COMMAND INFO shows), plus Lavik's routing flags.
 enum CommandFlag : uint32_t {
   kCmdWrite = 1u << 0,

@@ -72,8 +72,7 @@ Task HSetNx(Context& ctx) {
 
 Task HGet(Context& ctx) {
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
-                                      ReadScope::Members(ctx.args.subspan(2, 1)))) {
+  if (!co_await ReadCollectionOrReply(ctx, kHash, &h, ReadScope::Members(ctx.args.subspan(2, 1)))) {
     co_return;
   }
   int64_t i = h.view.Find(ctx.args[2]);
@@ -86,8 +85,7 @@ Task HGet(Context& ctx) {
 
 Task HMGet(Context& ctx) {
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
-                                      ReadScope::Members(ctx.args.subspan(2)))) {
+  if (!co_await ReadCollectionOrReply(ctx, kHash, &h, ReadScope::Members(ctx.args.subspan(2)))) {
     co_return;
   }
   ctx.reply->Array(ctx.args.size() - 2);
@@ -107,8 +105,7 @@ Task HLen(Context& ctx) { co_await ReplyCardinality(ctx, kHash); }
 
 Task HStrLen(Context& ctx) {
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
-                                      ReadScope::Members(ctx.args.subspan(2, 1)))) {
+  if (!co_await ReadCollectionOrReply(ctx, kHash, &h, ReadScope::Members(ctx.args.subspan(2, 1)))) {
     co_return;
   }
   int64_t i = h.view.Find(ctx.args[2]);
@@ -118,8 +115,7 @@ Task HStrLen(Context& ctx) {
 
 Task HExists(Context& ctx) {
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
-                                      ReadScope::Members(ctx.args.subspan(2, 1)))) {
+  if (!co_await ReadCollectionOrReply(ctx, kHash, &h, ReadScope::Members(ctx.args.subspan(2, 1)))) {
     co_return;
   }
   ctx.reply->Integer(h.view.Find(ctx.args[2]) >= 0 ? 1 : 0);
@@ -130,7 +126,7 @@ enum HashPart : int { kFields = 1, kValues = 2 };
 // HKEYS / HVALS / HGETALL.
 Task GetAllGeneric(Context& ctx, int parts) {
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h)) {
+  if (!co_await ReadCollectionOrReply(ctx, kHash, &h)) {
     co_return;
   }
   const uint32_t n = h.view.size();
@@ -240,52 +236,23 @@ Task HRandField(Context& ctx) {
     }
   }
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
-                                      with_count ? ReadScope() : ReadScope::Random())) {
-    co_return;
-  }
+  if (!co_await ReadRandomMembersOrReply(ctx, kHash, with_count, &h)) co_return;
   const CollectionView& v = h.view;
-  if (!with_count) {
-    if (v.empty()) {
-      ctx.reply->Null();
-    } else {
-      ctx.reply->Bulk(v.field(static_cast<uint32_t>(RandomBelow(v.size()))));
-    }
-    co_return;
-  }
-  auto emit = [&](uint32_t i) {
+  RandomPicks picks(v, count);
+  const size_t per = with_values && ctx.reply->resp() == 2 ? 2 : 1;
+  ctx.reply->Array(picks.size() * per);
+  for (uint64_t k = 0; k < picks.size(); ++k) {
+    const uint32_t i = picks.Next();
     if (with_values && ctx.reply->resp() > 2) ctx.reply->Array(2);
     ctx.reply->Bulk(v.field(i));
     if (with_values) ctx.reply->Bulk(v.value(i));
-  };
-  const size_t per = with_values && ctx.reply->resp() == 2 ? 2 : 1;
-  if (v.empty() || count == 0) {
-    ctx.reply->Array(0);
-  } else if (count < 0) {
-    // Repetitions allowed: -count independent picks.
-    const uint64_t n = static_cast<uint64_t>(-count);
-    ctx.reply->Array(n * per);
-    for (uint64_t k = 0; k < n; ++k) emit(static_cast<uint32_t>(RandomBelow(v.size())));
-  } else {
-    const uint32_t n = static_cast<uint32_t>(std::min<int64_t>(count, v.size()));
-    std::vector<uint32_t> picks = DistinctRandomIndices(v.size(), n);
-    ctx.reply->Array(picks.size() * per);
-    for (uint32_t i : picks) emit(i);
   }
 }
 
 Task HScan(Context& ctx) {
-  ScanArgs a;
-  if (!ParseScanArgsOrReply(ctx, &a)) co_return;
   CollectionRead h;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kHash, true, false, &h,
-                                      ReadScope::Scan(a.cursor, a.count))) {
-    co_return;
-  }
   std::vector<uint32_t> hits;
-  uint64_t next = ScanCollection(h, a, [&](uint32_t i) { hits.push_back(i); });
-  ctx.reply->Array(2);
-  ctx.reply->Bulk(std::to_string(next));
+  if (!co_await ScanOrReply(ctx, kHash, &h, &hits)) co_return;
   ctx.reply->Array(hits.size() * 2);
   for (uint32_t i : hits) {
     ctx.reply->Bulk(h.view.field(i));

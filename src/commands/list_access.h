@@ -118,4 +118,25 @@ TaskOf<bool> RewriteList(Store& st, std::string_view key, int64_t now_ms, Modify
       error);
 }
 
+// RewriteList of ctx.args[1] by a handler running on its worker; replies the error if it
+// fails (as RewriteCollectionOrReply), so the caller replies only on success.
+template <typename Modify>
+TaskOf<bool> RewriteListOrReply(Context& ctx, ListScope scope, Modify modify) {
+  std::string error;
+  const bool ok = co_await RewriteList(*ctx.store, ctx.args[1], ctx.now_ms, std::move(scope),
+                                       std::move(modify), &error);
+  if (!ok) ctx.reply->Error(error);
+  co_return ok;
+}
+
+// The whole-list form.
+template <typename Modify>
+TaskOf<bool> RewriteListOrReply(Context& ctx, Modify modify) {
+  co_return co_await RewriteListOrReply(
+      ctx, ListScope::All(),
+      [&](const ListWindow& w, bool exists, std::vector<std::string_view>* e) {
+        return modify(*w.view, exists, e);
+      });
+}
+
 }  // namespace lavik

@@ -4,6 +4,7 @@
 
 #include "base/slot.h"
 #include "commands/list_elements.h"
+#include "commands/typed_read.h"
 
 namespace lavik {
 namespace {
@@ -224,13 +225,11 @@ TaskOf<bool> StoreListWindow(Store& st, std::string_view key, const ListRead& cu
     }
     // Crossing the threshold: written once as root + chunks.
     ChunkCommit c;
-    c.root.id = NewChunkedId();
-    c.root.slot = KeyHashSlot(key);
+    c.NewRoot(key);
     size_t begin = 0;
     for (size_t end : SplitListElements(e)) {
-      const uint64_t number = c.root.TakeNumber();
-      c.written.emplace_back(number, EncodeSpan(std::span(e).subspan(begin, end - begin)));
-      c.root.chunks.push_back(ChunkRef{0, number, static_cast<uint32_t>(end - begin)});
+      c.root.chunks.push_back(c.AddChunk(0, static_cast<uint32_t>(end - begin),
+                                         EncodeSpan(std::span(e).subspan(begin, end - begin))));
       begin = end;
     }
     RenumberListRoot(&c.root);
@@ -277,9 +276,8 @@ TaskOf<bool> StoreListWindow(Store& st, std::string_view key, const ListRead& cu
       c.root.chunks.push_back(ChunkRef{0, piece.number, count});
       continue;
     }
-    const uint64_t number = c.root.TakeNumber();
-    c.written.emplace_back(number, EncodeSpan(std::span(e).subspan(piece.begin, count)));
-    c.root.chunks.push_back(ChunkRef{0, number, count});
+    c.root.chunks.push_back(
+        c.AddChunk(0, count, EncodeSpan(std::span(e).subspan(piece.begin, count))));
   }
   for (const ChunkRef& r : old_refs) {
     if (std::find(kept.begin(), kept.end(), r.number) == kept.end()) {
@@ -385,22 +383,10 @@ TaskOf<bool> ReadList(Store& st, std::string_view key, int64_t now_ms, bool coun
                       ListRead* out, std::string* error, ListScope scope) {
   uint64_t retried_loc = 0;
   while (true) {
-    out->info = count_stats ? st.LookupRead(key, now_ms) : st.Lookup(key, now_ms);
+    const TypedRead got = co_await ReadTypedRecord(st, key, ValueType::kList, now_ms, count_stats,
+                                                   &out->info, &out->record, error);
     count_stats = false;  // a retry is the same command: count it once
-    if (!out->info.exists) co_return true;
-    if (out->info.type != ValueType::kList) {
-      *error = kErrWrongType;
-      co_return false;
-    }
-    out->record = co_await st.ReadValue(key, out->info);
-    if (out->record.status == ReadResult::Status::kError) {
-      *error = out->record.error;
-      co_return false;
-    }
-    if (!out->record.ok()) {
-      out->info = KeyInfo{};  // gone while we read
-      co_return true;
-    }
+    if (got != TypedRead::kFound) co_return got == TypedRead::kMissing;
     std::string_view bytes = out->record.value;
     if (IsChunkRoot(bytes)) {
       ListChunkRead r = co_await ReadListChunks(st, scope, out, error);

@@ -24,24 +24,17 @@ using Elements = std::vector<std::string_view>;
 // LPUSH/RPUSH and their X forms (only if the list exists).
 Task PushGeneric(Context& ctx, bool left, bool only_if_exists) {
   int64_t len = 0;
-  std::string error;
-  bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms, left ? ListScope::Head(1) : ListScope::Tail(1),
-      [&](const ListWindow& w, bool exists, Elements* e) {
-        if (!exists && only_if_exists) {
-          len = 0;
-          return Rewrite::kUnchanged;
-        }
-        PushElements(e, ctx.args.subspan(2), left);
-        len = static_cast<int64_t>(w.size + ctx.args.size() - 2);
-        return Rewrite::kWrite;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-    co_return;
-  }
-  ctx.reply->Integer(len);
+  bool ok = co_await RewriteListOrReply(ctx, left ? ListScope::Head(1) : ListScope::Tail(1),
+                                        [&](const ListWindow& w, bool exists, Elements* e) {
+                                          if (!exists && only_if_exists) {
+                                            len = 0;
+                                            return Rewrite::kUnchanged;
+                                          }
+                                          PushElements(e, ctx.args.subspan(2), left);
+                                          len = static_cast<int64_t>(w.size + ctx.args.size() - 2);
+                                          return Rewrite::kWrite;
+                                        });
+  if (ok) ctx.reply->Integer(len);
 }
 
 Task LPush(Context& ctx) { co_await PushGeneric(ctx, true, false); }
@@ -51,32 +44,22 @@ Task RPushX(Context& ctx) { co_await PushGeneric(ctx, false, true); }
 
 // LPOP/RPOP key [count]: with a count the reply is an array (a null array for a missing key).
 Task PopGeneric(Context& ctx, bool left) {
-  if (ctx.args.size() > 3) {
-    ctx.reply->Error(WrongArityError(ctx.spec->name));
-    co_return;
-  }
-  const bool with_count = ctx.args.size() == 3;
-  int64_t count = 1;
-  if (with_count && (!ParseInt64(ctx.args[2], &count) || count < 0)) {
-    ctx.reply->Error(kErrNotPositive);
-    co_return;
-  }
+  bool with_count;
+  int64_t count;
+  if (!ParsePopCountOrReply(ctx, true, &with_count, &count)) co_return;
   std::vector<std::string> popped;
   bool existed = false;
-  std::string error;
-  bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms, left ? ListScope::Head(count) : ListScope::Tail(count),
-      [&](const ListWindow&, bool exists, Elements* e) {
-        existed = exists;
-        popped.clear();
-        if (!exists || count == 0) return Rewrite::kUnchanged;
-        PopElements(e, static_cast<uint64_t>(count), left, &popped);
-        return Rewrite::kWrite;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else if (!existed) {
+  bool ok =
+      co_await RewriteListOrReply(ctx, left ? ListScope::Head(count) : ListScope::Tail(count),
+                                  [&](const ListWindow&, bool exists, Elements* e) {
+                                    existed = exists;
+                                    popped.clear();
+                                    if (!exists || count == 0) return Rewrite::kUnchanged;
+                                    PopElements(e, static_cast<uint64_t>(count), left, &popped);
+                                    return Rewrite::kWrite;
+                                  });
+  if (!ok) co_return;
+  if (!existed) {
     if (with_count) {
       ctx.reply->NullArray();
     } else {
@@ -154,10 +137,8 @@ Task LSet(Context& ctx) {
     co_return;
   }
   std::string_view failure;
-  std::string error;
-  bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms, ListScope::Index(index),
-      [&](const ListWindow& w, bool exists, Elements* e) {
+  bool ok = co_await RewriteListOrReply(
+      ctx, ListScope::Index(index), [&](const ListWindow& w, bool exists, Elements* e) {
         uint32_t i;
         failure = {};
         if (!exists) {
@@ -170,15 +151,8 @@ Task LSet(Context& ctx) {
         }
         (*e)[i - w.base] = ctx.args[3];
         return Rewrite::kWrite;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else if (!failure.empty()) {
-    ctx.reply->Error(failure);
-  } else {
-    ctx.reply->Ok();
-  }
+      });
+  if (ok) ReplyErrorOrOk(ctx, failure);
 }
 
 // LINSERT key BEFORE|AFTER pivot element: -1 if the pivot is missing, 0 if the key is.
@@ -193,27 +167,19 @@ Task LInsert(Context& ctx) {
     co_return;
   }
   int64_t result = 0;
-  std::string error;
-  bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](const ListView&, bool exists, Elements* e) {
-        result = 0;
-        if (!exists) return Rewrite::kUnchanged;
-        auto it = std::find(e->begin(), e->end(), ctx.args[3]);
-        if (it == e->end()) {
-          result = -1;
-          return Rewrite::kUnchanged;
-        }
-        e->insert(after ? it + 1 : it, ctx.args[4]);
-        result = static_cast<int64_t>(e->size());
-        return Rewrite::kWrite;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else {
-    ctx.reply->Integer(result);
-  }
+  bool ok = co_await RewriteListOrReply(ctx, [&](const ListView&, bool exists, Elements* e) {
+    result = 0;
+    if (!exists) return Rewrite::kUnchanged;
+    auto it = std::find(e->begin(), e->end(), ctx.args[3]);
+    if (it == e->end()) {
+      result = -1;
+      return Rewrite::kUnchanged;
+    }
+    e->insert(after ? it + 1 : it, ctx.args[4]);
+    result = static_cast<int64_t>(e->size());
+    return Rewrite::kWrite;
+  });
+  if (ok) ctx.reply->Integer(result);
 }
 
 // LREM key count element: count > 0 from the head, < 0 from the tail, 0 all.
@@ -224,19 +190,11 @@ Task LRem(Context& ctx) {
     co_return;
   }
   int64_t removed = 0;
-  std::string error;
-  bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](const ListView&, bool exists, Elements* e) {
-        removed = exists ? RemoveElements(e, ctx.args[3], count) : 0;
-        return removed > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else {
-    ctx.reply->Integer(removed);
-  }
+  bool ok = co_await RewriteListOrReply(ctx, [&](const ListView&, bool exists, Elements* e) {
+    removed = exists ? RemoveElements(e, ctx.args[3], count) : 0;
+    return removed > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
+  });
+  if (ok) ctx.reply->Integer(removed);
 }
 
 Task LTrim(Context& ctx) {
@@ -245,10 +203,8 @@ Task LTrim(Context& ctx) {
     ctx.reply->Error(kErrNotInteger);
     co_return;
   }
-  std::string error;
-  bool ok = co_await RewriteList(
-      *ctx.store, ctx.args[1], ctx.now_ms, ListScope::Trim(start, stop),
-      [&](const ListWindow& w, bool exists, Elements* e) {
+  bool ok = co_await RewriteListOrReply(
+      ctx, ListScope::Trim(start, stop), [&](const ListWindow& w, bool exists, Elements* e) {
         if (!exists) return Rewrite::kUnchanged;
         uint32_t from, to;
         if (!ClampRange(static_cast<uint32_t>(w.size), start, stop, &from, &to)) {
@@ -259,13 +215,8 @@ Task LTrim(Context& ctx) {
           e->erase(e->begin(), e->begin() + (from - w.base));
         }
         return Rewrite::kWrite;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else {
-    ctx.reply->Ok();
-  }
+      });
+  if (ok) ctx.reply->Ok();
 }
 
 // LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len] (Redis 7.0 lposCommand).

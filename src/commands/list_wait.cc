@@ -165,18 +165,7 @@ void QueueListWaiter(Shard& shard, std::string_view key, std::shared_ptr<ListWai
   if (info.exists && info.type == type) StartDrain(shard, key);
 }
 
-void DequeueListWaiter(std::string_view key, const ListWaiter* w) {
-  auto it = queues.find(std::string(key));
-  if (it == queues.end()) return;
-  auto& q = it->second;
-  for (auto i = q.begin(); i != q.end(); ++i) {
-    if (i->get() == w) {
-      q.erase(i);
-      break;
-    }
-  }
-  if (q.empty()) queues.erase(it);
-}
+void DequeueListWaiter(std::string_view key, const ListWaiter* w) { EraseWaiter(queues, key, w); }
 
 void WatchShardWrites(Shard& shard) { shard.store.set_write_hook(&OnWrite, &shard); }
 

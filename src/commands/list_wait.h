@@ -64,6 +64,21 @@ struct ListWaiter : MailboxItem {
 void QueueListWaiter(Shard& shard, std::string_view key, std::shared_ptr<ListWaiter> w, bool front);
 // On the key's worker: drops `w` from the key's queue (it was served, timed out or went away).
 void DequeueListWaiter(std::string_view key, const ListWaiter* w);
+// Drops `w` from the per-key waiter queues `queues` (a map from key to a sequence of
+// shared_ptr<ListWaiter>), and the key's entry once empty. The list and stream queues share it.
+template <typename Queues>
+void EraseWaiter(Queues& queues, std::string_view key, const ListWaiter* w) {
+  auto it = queues.find(std::string(key));
+  if (it == queues.end()) return;
+  auto& q = it->second;
+  for (auto i = q.begin(); i != q.end(); ++i) {
+    if (i->get() == w) {
+      q.erase(i);
+      break;
+    }
+  }
+  if (q.empty()) queues.erase(it);
+}
 // Whether the client at `fd` hung up (a non-blocking poll; any thread).
 bool ClientHungUp(int fd);
 // Installs the write hook on the shard's store (at worker start, on its thread).

@@ -49,8 +49,7 @@ Task SRem(Context& ctx) { co_await RemoveMembers(ctx, kSet); }
 
 Task SIsMember(Context& ctx) {
   CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s,
-                                      ReadScope::Members(ctx.args.subspan(2)))) {
+  if (!co_await ReadCollectionOrReply(ctx, kSet, &s, ReadScope::Members(ctx.args.subspan(2)))) {
     co_return;
   }
   ctx.reply->Integer(s.view.Find(ctx.args[2]) >= 0 ? 1 : 0);
@@ -58,8 +57,7 @@ Task SIsMember(Context& ctx) {
 
 Task SMIsMember(Context& ctx) {
   CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s,
-                                      ReadScope::Members(ctx.args.subspan(2)))) {
+  if (!co_await ReadCollectionOrReply(ctx, kSet, &s, ReadScope::Members(ctx.args.subspan(2)))) {
     co_return;
   }
   ctx.reply->Array(ctx.args.size() - 2);
@@ -77,7 +75,7 @@ void ReplyMembers(Context& ctx, const CollectionView& v) {
 
 Task SMembers(Context& ctx) {
   CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s)) {
+  if (!co_await ReadCollectionOrReply(ctx, kSet, &s)) {
     co_return;
   }
   ReplyMembers(ctx, s.view);
@@ -102,48 +100,17 @@ Task SRandMember(Context& ctx) {
     }
   }
   CollectionRead s;
-  // One random member needs one chunk of a chunked set; a count needs them all.
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s,
-                                      with_count ? ReadScope() : ReadScope::Random())) {
-    co_return;
-  }
-  const CollectionView& v = s.view;
-  if (!with_count) {
-    if (v.empty()) {
-      ctx.reply->Null();
-    } else {
-      ctx.reply->Bulk(v.field(static_cast<uint32_t>(RandomBelow(v.size()))));
-    }
-    co_return;
-  }
-  if (v.empty() || count == 0) {
-    ctx.reply->Array(0);
-  } else if (count < 0) {
-    const uint64_t n = static_cast<uint64_t>(-count);
-    ctx.reply->Array(n);
-    for (uint64_t k = 0; k < n; ++k) {
-      ctx.reply->Bulk(v.field(static_cast<uint32_t>(RandomBelow(v.size()))));
-    }
-  } else {
-    const auto n = static_cast<uint32_t>(std::min<int64_t>(count, v.size()));
-    std::vector<uint32_t> picks = DistinctRandomIndices(v.size(), n);
-    ctx.reply->Array(picks.size());
-    for (uint32_t i : picks) ctx.reply->Bulk(v.field(i));
-  }
+  if (!co_await ReadRandomMembersOrReply(ctx, kSet, with_count, &s)) co_return;
+  RandomPicks picks(s.view, count);
+  ctx.reply->Array(picks.size());
+  for (uint64_t k = 0; k < picks.size(); ++k) ctx.reply->Bulk(s.view.field(picks.Next()));
 }
 
 // SPOP key [count]: removes random members (the whole set, and the key, when count >= SCARD).
 Task SPop(Context& ctx) {
-  if (ctx.args.size() > 3) {
-    ctx.reply->Error(kErrSyntax);
-    co_return;
-  }
-  const bool with_count = ctx.args.size() == 3;
-  int64_t count = 1;
-  if (with_count && (!ParseInt64(ctx.args[2], &count) || count < 0)) {
-    ctx.reply->Error(kErrNotPositive);
-    co_return;
-  }
+  bool with_count;
+  int64_t count;
+  if (!ParsePopCountOrReply(ctx, false, &with_count, &count)) co_return;
   std::vector<std::string> popped;
   bool ok = co_await RewriteCollectionOrReply(
       ctx, kSet,
@@ -174,17 +141,9 @@ Task SPop(Context& ctx) {
 }
 
 Task SScan(Context& ctx) {
-  ScanArgs a;
-  if (!ParseScanArgsOrReply(ctx, &a)) co_return;
   CollectionRead s;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kSet, true, false, &s,
-                                      ReadScope::Scan(a.cursor, a.count))) {
-    co_return;
-  }
   std::vector<uint32_t> hits;
-  uint64_t next = ScanCollection(s, a, [&](uint32_t i) { hits.push_back(i); });
-  ctx.reply->Array(2);
-  ctx.reply->Bulk(std::to_string(next));
+  if (!co_await ScanOrReply(ctx, kSet, &s, &hits)) co_return;
   ctx.reply->Array(hits.size());
   for (uint32_t i : hits) ctx.reply->Bulk(s.view.field(i));
 }

@@ -68,8 +68,10 @@ bool ParseTrimArgsOrReply(Context& ctx, bool xadd, TrimArgs* a) {
     if (xadd && opt == "*") {
       a->id_given = false;
       break;
-    } else if (EqualsNoCase(opt, "maxlen") && more) {
-      if (a->strategy == TrimArgs::Strategy::kMinId) {
+    } else if ((EqualsNoCase(opt, "maxlen") || EqualsNoCase(opt, "minid")) && more) {
+      const bool maxlen = EqualsNoCase(opt, "maxlen");
+      const auto strategy = maxlen ? TrimArgs::Strategy::kMaxLen : TrimArgs::Strategy::kMinId;
+      if (a->strategy != TrimArgs::Strategy::kNone && a->strategy != strategy) {
         ctx.reply->Error(
             "ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
         return false;
@@ -79,30 +81,17 @@ bool ParseTrimArgsOrReply(Context& ctx, bool xadd, TrimArgs* a) {
         a->approx = args[i + 1] == "~";
         ++i;
       }
-      if (!ParseInt64(args[i + 1], &a->maxlen)) {
+      if (!maxlen) {
+        if (!ParseStreamIdOrReply(ctx, args[i + 1], 0, true, &a->minid)) return false;
+      } else if (!ParseInt64(args[i + 1], &a->maxlen)) {
         ctx.reply->Error(kErrNotInteger);
         return false;
-      }
-      if (a->maxlen < 0) {
+      } else if (a->maxlen < 0) {
         ctx.reply->Error("ERR The MAXLEN argument must be >= 0.");
         return false;
       }
       ++i;
-      a->strategy = TrimArgs::Strategy::kMaxLen;
-    } else if (EqualsNoCase(opt, "minid") && more) {
-      if (a->strategy == TrimArgs::Strategy::kMaxLen) {
-        ctx.reply->Error(
-            "ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
-        return false;
-      }
-      a->approx = false;
-      if ((args[i + 1] == "~" || args[i + 1] == "=") && i + 2 < args.size()) {
-        a->approx = args[i + 1] == "~";
-        ++i;
-      }
-      if (!ParseStreamIdOrReply(ctx, args[i + 1], 0, true, &a->minid)) return false;
-      ++i;
-      a->strategy = TrimArgs::Strategy::kMinId;
+      a->strategy = strategy;
     } else if (EqualsNoCase(opt, "limit") && more) {
       if (!ParseInt64(args[i + 1], &a->limit)) {
         ctx.reply->Error(kErrNotInteger);
@@ -173,6 +162,19 @@ void ReplyId(ReplyWriter& w, StreamId id) {
   buf[n++] = '-';
   n += FormatUint64(id.seq, buf + n);
   w.Bulk(std::string_view(buf, n));
+}
+
+void ReplyPendingEntry(ReplyWriter& w, const StreamGroup& g, const StreamPending& p, int64_t time) {
+  w.Array(4);
+  ReplyId(w, p.id);
+  w.Bulk(g.consumers[p.consumer].name);
+  w.Integer(time);
+  w.Integer(static_cast<int64_t>(p.delivery_count));
+}
+
+std::string NoSuchGroupError(std::string_view key, std::string_view group) {
+  return "NOGROUP No such consumer group '" + std::string(group) + "' for key name '" +
+         std::string(key) + "'";
 }
 
 void ReplyEntry(ReplyWriter& w, const Stream& s, const StreamEntry& e) {

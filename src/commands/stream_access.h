@@ -65,13 +65,20 @@ TaskOf<bool> StoreStream(Store& st, std::string_view key, const StreamRead& cur,
 
 // Read-modify-write of the stream at `key`, retried if another write landed while it read.
 // `modify(&stream, exists)` edits the decoded stream (views it adds must outlive the call) and
-// returns kError (it set its own failure), kUnchanged or kWrite.
+// returns kError (it set its own failure), kUnchanged or kWrite. `groups_only`: an edit of the
+// metadata and groups only (XACK); `modify` must then not touch the entries, which a chunked
+// stream does not read (Stream::entries is then empty).
 template <typename Modify>
 TaskOf<bool> RewriteStream(Store& st, std::string_view key, int64_t now_ms, Modify modify,
-                           std::string* error) {
+                           std::string* error, bool groups_only = false) {
+  StreamWindow none;
+  none.count = 0;
   while (true) {
     StreamRead cur;
-    if (!co_await ReadStream(st, key, now_ms, false, &cur, error)) co_return false;
+    const bool read = groups_only
+                          ? co_await ReadStreamWindow(st, key, now_ms, false, none, &cur, error)
+                          : co_await ReadStream(st, key, now_ms, false, &cur, error);
+    if (!read) co_return false;
     Rewrite what = modify(&cur.stream, cur.info.exists);
     if (what == Rewrite::kError) co_return false;
     if (what == Rewrite::kUnchanged) co_return true;
@@ -81,23 +88,15 @@ TaskOf<bool> RewriteStream(Store& st, std::string_view key, int64_t now_ms, Modi
   }
 }
 
-// RewriteStream for edits of the metadata and groups only (XACK): `modify` must not touch the
-// entries, which a chunked stream does not read (Stream::entries is then empty).
+// RewriteStream of ctx.args[1] by a handler running on its worker; replies the error if it
+// fails, so the caller replies only on success.
 template <typename Modify>
-TaskOf<bool> RewriteStreamGroups(Store& st, std::string_view key, int64_t now_ms, Modify modify,
-                                 std::string* error) {
-  StreamWindow none;
-  none.count = 0;
-  while (true) {
-    StreamRead cur;
-    if (!co_await ReadStreamWindow(st, key, now_ms, false, none, &cur, error)) co_return false;
-    Rewrite what = modify(&cur.stream, cur.info.exists);
-    if (what == Rewrite::kError) co_return false;
-    if (what == Rewrite::kUnchanged) co_return true;
-    bool applied = false;
-    if (!co_await StoreStream(st, key, cur, &applied, error)) co_return false;
-    if (applied) co_return true;
-  }
+TaskOf<bool> RewriteStreamOrReply(Context& ctx, Modify modify, bool groups_only = false) {
+  std::string error;
+  const bool ok = co_await RewriteStream(*ctx.store, ctx.args[1], ctx.now_ms, std::move(modify),
+                                         &error, groups_only);
+  if (!ok) ctx.reply->Error(error);
+  co_return ok;
 }
 
 // Redis's streamGenericParseIDOrReply without the reply: "ms-seq", "ms" (seq = missing_seq),
@@ -139,5 +138,12 @@ void ReplyEntries(ReplyWriter& w, const Stream& s, const std::vector<const Strea
 
 // A bulk string of the id ("ms-seq").
 void ReplyId(ReplyWriter& w, StreamId id);
+
+// One pending entry of `g` as XPENDING and XINFO STREAM FULL list it: [id, consumer, time,
+// deliveries], `time` being its idle time (XPENDING) or its last delivery's time (XINFO).
+void ReplyPendingEntry(ReplyWriter& w, const StreamGroup& g, const StreamPending& p, int64_t time);
+
+// "NOGROUP No such consumer group '<group>' for key name '<key>'" (XGROUP, XINFO CONSUMERS).
+std::string NoSuchGroupError(std::string_view key, std::string_view group);
 
 }  // namespace lavik

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/slot.h"
+#include "commands/typed_read.h"
 #include "storage/index.h"
 #include "storage/stream_chunks.h"
 
@@ -92,22 +93,11 @@ TaskOf<Got> ReadChunkedStream(Store& st, std::string_view key, const StreamWindo
 TaskOf<bool> ReadAny(Store& st, std::string_view key, int64_t now_ms, bool count_stats,
                      const StreamWindow* window, StreamRead* out, std::string* error) {
   while (true) {
-    out->info = count_stats ? st.LookupRead(key, now_ms) : st.Lookup(key, now_ms);
+    ReadResult r;
+    const TypedRead got = co_await ReadTypedRecord(st, key, ValueType::kStream, now_ms, count_stats,
+                                                   &out->info, &r, error);
     count_stats = false;  // a retry is the same read
-    if (!out->info.exists) co_return true;
-    if (out->info.type != ValueType::kStream) {
-      *error = kErrWrongType;
-      co_return false;
-    }
-    ReadResult r = co_await st.ReadValue(key, out->info);
-    if (r.status == ReadResult::Status::kError) {
-      *error = r.error;
-      co_return false;
-    }
-    if (!r.ok()) {
-      out->info = KeyInfo{};  // gone while we read
-      co_return true;
-    }
+    if (got != TypedRead::kFound) co_return got == TypedRead::kMissing;
     out->bytes.assign(r.value.data(), r.value.size());
     if (!IsChunkRoot(out->bytes)) {
       if (!DecodeStream(out->bytes, &out->stream)) {
@@ -138,9 +128,7 @@ TaskOf<bool> StoreChunked(Store& st, std::string_view key, const StreamRead& cur
   if (cur.chunked) {
     root = cur.root;
   } else {
-    root.slot = KeyHashSlot(key);  // the chunks live in the key's slot: on its shard always
-    root.id = NewChunkedId();
-    root.next_number = 1;
+    commit.NewRoot(key);
     root.chunks.push_back({0, 0, 0});
   }
   root.flags |= kRootFlagTail;
@@ -164,12 +152,9 @@ TaskOf<bool> StoreChunked(Store& st, std::string_view key, const StreamRead& cur
     const std::vector<size_t> cuts = StreamChunkCuts(e, b, at);
     for (size_t p = 0; p < cuts.size(); ++p) {
       const size_t from = cuts[p], to = p + 1 < cuts.size() ? cuts[p + 1] : at;
-      ChunkRef c;
-      c.first = p == 0 ? old.first : e[from].id.ms;
-      c.number = root.TakeNumber();
-      c.count = static_cast<uint32_t>(to - from);
-      commit.written.emplace_back(c.number, EncodeStreamChunk(e.data() + from, to - from));
-      chunks.push_back(c);
+      chunks.push_back(commit.AddChunk(p == 0 ? old.first : e[from].id.ms,
+                                       static_cast<uint32_t>(to - from),
+                                       EncodeStreamChunk(e.data() + from, to - from)));
     }
   }
   if (chunks.empty() || at != e.size()) {
@@ -311,18 +296,15 @@ TaskOf<bool> AppendStreamValue(Store& st, std::string_view key, const KeyInfo& i
   if (StreamChunkFull(count, chunk.size()) && id.ms > last_ms) {
     // The last chunk is full: a new one starts at this entry's ms.
     const StreamEntry entry{id, body};
-    next = EncodeStreamChunk(&entry, 1);
-    root.chunks.push_back({id.ms, root.TakeNumber(), 1});
+    root.chunks.push_back(commit.AddChunk(id.ms, 1, EncodeStreamChunk(&entry, 1)));
   } else {
     if (!AppendStreamChunk(chunk, id, body, &next)) {
       *error = kErrStreamCorrupt;
       co_return false;
     }
     commit.replaced.push_back(tail.number);
-    tail.number = root.TakeNumber();
-    ++tail.count;
+    tail = commit.AddChunk(tail.first, tail.count + 1, std::move(next));
   }
-  commit.written.emplace_back(root.chunks.back().number, std::move(next));
   ++root.total;
   meta.last_id = id;
   ++meta.entries_added;

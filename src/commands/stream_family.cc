@@ -14,6 +14,7 @@
 #include "commands/stream_access.h"
 #include "commands/stream_chunked.h"
 #include "commands/stream_wait.h"
+#include "commands/typed_read.h"
 
 namespace lavik {
 namespace {
@@ -137,33 +138,28 @@ Task XAdd(Context& ctx) {
   StreamId added;
   std::string body;
   std::vector<std::string_view> master;
-  std::string error;
   const std::string_view* fv = ctx.args.data() + field_pos;
   const size_t fv_count = ctx.args.size() - field_pos;
-  bool ok = co_await RewriteStream(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](Stream* s, bool exists) {
-        missing = !exists && a.nomkstream;
-        if (missing) return Rewrite::kUnchanged;
-        failure = NextXAddId(a, s->last_id, &added);
-        if (!failure.empty()) return Rewrite::kUnchanged;
-        if (s->entries.empty() && s->master_fields.empty()) {
-          // The first entry's field names become the master fields (stored once).
-          master.clear();
-          for (size_t i = 0; i < fv_count; i += 2) master.push_back(fv[i]);
-          s->master_fields = master;
-        }
-        body = EncodeEntryBody(s->master_fields, fv, fv_count);
-        s->entries.push_back({added, body});
-        s->last_id = added;
-        ++s->entries_added;
-        TrimStream(s, a);
-        return Rewrite::kWrite;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else if (missing) {
+  bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
+    missing = !exists && a.nomkstream;
+    if (missing) return Rewrite::kUnchanged;
+    failure = NextXAddId(a, s->last_id, &added);
+    if (!failure.empty()) return Rewrite::kUnchanged;
+    if (s->entries.empty() && s->master_fields.empty()) {
+      // The first entry's field names become the master fields (stored once).
+      master.clear();
+      for (size_t i = 0; i < fv_count; i += 2) master.push_back(fv[i]);
+      s->master_fields = master;
+    }
+    body = EncodeEntryBody(s->master_fields, fv, fv_count);
+    s->entries.push_back({added, body});
+    s->last_id = added;
+    ++s->entries_added;
+    TrimStream(s, a);
+    return Rewrite::kWrite;
+  });
+  if (!ok) co_return;
+  if (missing) {
     ctx.reply->Null();
   } else if (!failure.empty()) {
     ctx.reply->Error(failure);
@@ -175,21 +171,16 @@ Task XAdd(Context& ctx) {
 
 // The length is in the record's header: no need to decode the entries.
 Task XLen(Context& ctx) {
-  const KeyInfo info = ctx.store->LookupRead(ctx.args[1], ctx.now_ms);
-  if (!info.exists) {
-    ctx.reply->Integer(0);
-    co_return;
-  }
-  if (info.type != ValueType::kStream) {
-    ctx.reply->Error(kErrWrongType);
-    co_return;
-  }
-  ReadResult r = co_await ctx.store->ReadValue(ctx.args[1], info);
+  KeyInfo info;
+  ReadResult r;
+  std::string error;
+  const TypedRead got = co_await ReadTypedRecord(*ctx.store, ctx.args[1], ValueType::kStream,
+                                                 ctx.now_ms, true, &info, &r, &error);
   uint64_t length = 0;
   StreamId last;
-  if (r.status == ReadResult::Status::kError) {
-    ctx.reply->Error(r.error);
-  } else if (r.ok() && !StreamLengthAndLast(r.value, &length, &last)) {
+  if (got == TypedRead::kError) {
+    ctx.reply->Error(error);
+  } else if (got == TypedRead::kFound && !StreamLengthAndLast(r.value, &length, &last)) {
     ctx.reply->Error(kErrCorrupt);
   } else {
     ctx.reply->Integer(static_cast<int64_t>(length));
@@ -278,26 +269,18 @@ Task XDel(Context& ctx) {
     if (!ParseStreamIdOrReply(ctx, ctx.args[j], 0, true, &ids[j - 2])) co_return;
   }
   int64_t deleted = 0;
-  std::string error;
-  bool ok = co_await RewriteStream(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](Stream* s, bool) {
-        deleted = 0;
-        for (StreamId id : ids) {
-          const int i = s->Find(id);
-          if (i < 0) continue;
-          s->entries.erase(s->entries.begin() + i);
-          if (id > s->max_deleted_id) s->max_deleted_id = id;
-          ++deleted;
-        }
-        return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else {
-    ctx.reply->Integer(deleted);
-  }
+  bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool) {
+    deleted = 0;
+    for (StreamId id : ids) {
+      const int i = s->Find(id);
+      if (i < 0) continue;
+      s->entries.erase(s->entries.begin() + i);
+      if (id > s->max_deleted_id) s->max_deleted_id = id;
+      ++deleted;
+    }
+    return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
+  });
+  if (ok) ctx.reply->Integer(deleted);
 }
 
 // XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
@@ -309,19 +292,11 @@ Task XTrim(Context& ctx) {
     co_return;
   }
   int64_t deleted = 0;
-  std::string error;
-  bool ok = co_await RewriteStream(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](Stream* s, bool exists) {
-        deleted = exists ? TrimStream(s, a) : 0;
-        return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else {
-    ctx.reply->Integer(deleted);
-  }
+  bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
+    deleted = exists ? TrimStream(s, a) : 0;
+    return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
+  });
+  if (ok) ctx.reply->Integer(deleted);
 }
 
 // XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
@@ -353,44 +328,34 @@ Task XSetId(Context& ctx) {
     }
   }
   std::string_view failure;
-  std::string error;
-  bool ok = co_await RewriteStream(
-      *ctx.store, ctx.args[1], ctx.now_ms,
-      [&](Stream* s, bool exists) {
-        failure = {};
-        if (!exists) {
-          failure = kErrNoSuchKey;
-          return Rewrite::kUnchanged;
-        }
-        if (id < s->max_deleted_id) {
-          failure = "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id";
-          return Rewrite::kUnchanged;
-        }
-        if (!s->entries.empty()) {
-          if (id < s->entries.back().id) {
-            failure = "ERR The ID specified in XSETID is smaller than the target stream top item";
-            return Rewrite::kUnchanged;
-          }
-          if (entries_added != -1 && s->entries.size() > static_cast<uint64_t>(entries_added)) {
-            failure =
-                "ERR The entries_added specified in XSETID is smaller than the target stream "
-                "length";
-            return Rewrite::kUnchanged;
-          }
-        }
-        s->last_id = id;
-        if (entries_added != -1) s->entries_added = static_cast<uint64_t>(entries_added);
-        if (!max_deleted.IsZero()) s->max_deleted_id = max_deleted;
-        return Rewrite::kWrite;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else if (!failure.empty()) {
-    ctx.reply->Error(failure);
-  } else {
-    ctx.reply->Ok();
-  }
+  bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
+    failure = {};
+    if (!exists) {
+      failure = kErrNoSuchKey;
+      return Rewrite::kUnchanged;
+    }
+    if (id < s->max_deleted_id) {
+      failure = "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id";
+      return Rewrite::kUnchanged;
+    }
+    if (!s->entries.empty()) {
+      if (id < s->entries.back().id) {
+        failure = "ERR The ID specified in XSETID is smaller than the target stream top item";
+        return Rewrite::kUnchanged;
+      }
+      if (entries_added != -1 && s->entries.size() > static_cast<uint64_t>(entries_added)) {
+        failure =
+            "ERR The entries_added specified in XSETID is smaller than the target stream "
+            "length";
+        return Rewrite::kUnchanged;
+      }
+    }
+    s->last_id = id;
+    if (entries_added != -1) s->entries_added = static_cast<uint64_t>(entries_added);
+    if (!max_deleted.IsZero()) s->max_deleted_id = max_deleted;
+    return Rewrite::kWrite;
+  });
+  if (ok) ReplyErrorOrOk(ctx, failure);
 }
 
 constexpr uint32_t kW = kCmdWrite | kCmdDenyOom;

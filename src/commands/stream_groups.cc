@@ -84,8 +84,7 @@ Task XGroupGeneric(Context& ctx) {
         }
         StreamGroup* g = exists ? s->FindGroup(group) : nullptr;
         if (g == nullptr && !create && !EqualsNoCase(sub, "destroy")) {
-          failure = "NOGROUP No such consumer group '" + std::string(group) + "' for key name '" +
-                    std::string(key) + "'";
+          failure = NoSuchGroupError(key, group);
           return Rewrite::kUnchanged;
         }
         if (create) {
@@ -182,9 +181,8 @@ Task XAck(Context& ctx) {
   std::vector<StreamId> ids;
   int64_t acked = 0;
   bool parse_failed = false;
-  std::string error;
-  bool ok = co_await RewriteStreamGroups(
-      *ctx.store, ctx.args[1], ctx.now_ms,
+  bool ok = co_await RewriteStreamOrReply(
+      ctx,
       [&](Stream* s, bool exists) {
         acked = 0;
         StreamGroup* g = exists ? s->FindGroup(ctx.args[2]) : nullptr;
@@ -205,10 +203,9 @@ Task XAck(Context& ctx) {
         }
         return acked > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
       },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else if (parse_failed) {
+      /*groups_only=*/true);
+  if (!ok) co_return;
+  if (parse_failed) {
     ctx.reply->Error(kErrInvalidStreamId);
   } else {
     ctx.reply->Integer(acked);
@@ -321,13 +318,7 @@ Task XPending(Context& ctx) {
     --count;
   }
   w.Array(hits.size());
-  for (const StreamPending* p : hits) {
-    w.Array(4);
-    ReplyId(w, p->id);
-    w.Bulk(g->consumers[p->consumer].name);
-    w.Integer(ctx.now_ms - p->delivery_ms);
-    w.Integer(static_cast<int64_t>(p->delivery_count));
-  }
+  for (const StreamPending* p : hits) ReplyPendingEntry(w, *g, *p, ctx.now_ms - p->delivery_ms);
 }
 
 // The consumer `name` of `g`, created if missing; its seen time is now.
@@ -428,60 +419,55 @@ Task XClaim(Context& ctx) {
   std::vector<StreamId> claimed;
   std::string out;  // the reply, written while the entries' bytes are alive
   bool missing = false;
-  std::string error;
-  bool ok = co_await RewriteStream(
-      *ctx.store, args[1], now,
-      [&](Stream* s, bool exists) {
-        claimed.clear();
-        StreamGroup* g = exists ? s->FindGroup(args[2]) : nullptr;
-        missing = g == nullptr;
-        if (missing) return Rewrite::kUnchanged;
-        bool changed = false;
-        if (last_id > g->last_id) {
-          g->last_id = last_id;
+  bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
+    claimed.clear();
+    StreamGroup* g = exists ? s->FindGroup(args[2]) : nullptr;
+    missing = g == nullptr;
+    if (missing) return Rewrite::kUnchanged;
+    bool changed = false;
+    if (last_id > g->last_id) {
+      g->last_id = last_id;
+      changed = true;
+    }
+    int consumer = -1;
+    for (StreamId id : ids) {
+      int p = g->FindPending(id);
+      if (s->Find(id) < 0) {
+        // The entry is gone: its pending entry goes too.
+        if (p >= 0) {
+          g->pending.erase(g->pending.begin() + p);
           changed = true;
         }
-        int consumer = -1;
-        for (StreamId id : ids) {
-          int p = g->FindPending(id);
-          if (s->Find(id) < 0) {
-            // The entry is gone: its pending entry goes too.
-            if (p >= 0) {
-              g->pending.erase(g->pending.begin() + p);
-              changed = true;
-            }
-            continue;
-          }
-          bool fresh = false;
-          if (p < 0) {
-            if (!force) continue;
-            const size_t at = g->PendingLowerBound(id);
-            g->pending.insert(g->pending.begin() + at, StreamPending{id, UINT32_MAX, 0, 0});
-            p = static_cast<int>(at);
-            fresh = true;
-          }
-          StreamPending& pe = g->pending[p];
-          if (!fresh && min_idle != 0 && now - pe.delivery_ms < min_idle) continue;
-          if (consumer < 0) consumer = static_cast<int>(TouchConsumer(g, args[3], now));
-          pe.consumer = static_cast<uint32_t>(consumer);
-          pe.delivery_ms = delivery;
-          if (retrycount >= 0) {
-            pe.delivery_count = static_cast<uint64_t>(retrycount);
-          } else if (!justid) {
-            ++pe.delivery_count;
-          }
-          claimed.push_back(id);
-          changed = true;
-        }
-        out.clear();
-        ReplyWriter w(&out, ctx.reply->resp());
-        ReplyClaimed(w, *s, claimed, justid);
-        return changed ? Rewrite::kWrite : Rewrite::kUnchanged;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-  } else if (missing) {
+        continue;
+      }
+      bool fresh = false;
+      if (p < 0) {
+        if (!force) continue;
+        const size_t at = g->PendingLowerBound(id);
+        g->pending.insert(g->pending.begin() + at, StreamPending{id, UINT32_MAX, 0, 0});
+        p = static_cast<int>(at);
+        fresh = true;
+      }
+      StreamPending& pe = g->pending[p];
+      if (!fresh && min_idle != 0 && now - pe.delivery_ms < min_idle) continue;
+      if (consumer < 0) consumer = static_cast<int>(TouchConsumer(g, args[3], now));
+      pe.consumer = static_cast<uint32_t>(consumer);
+      pe.delivery_ms = delivery;
+      if (retrycount >= 0) {
+        pe.delivery_count = static_cast<uint64_t>(retrycount);
+      } else if (!justid) {
+        ++pe.delivery_count;
+      }
+      claimed.push_back(id);
+      changed = true;
+    }
+    out.clear();
+    ReplyWriter w(&out, ctx.reply->resp());
+    ReplyClaimed(w, *s, claimed, justid);
+    return changed ? Rewrite::kWrite : Rewrite::kUnchanged;
+  });
+  if (!ok) co_return;
+  if (missing) {
     ctx.reply->Error(NoGroupError(args[1], args[2]));
   } else {
     ctx.reply->Raw(out);
@@ -521,51 +507,44 @@ Task XAutoClaim(Context& ctx) {
   StreamId cursor;
   std::string out;  // the claimed entries' reply, written while their bytes are alive
   bool missing = false;
-  std::string error;
-  bool ok = co_await RewriteStream(
-      *ctx.store, args[1], now,
-      [&](Stream* s, bool exists) {
-        claimed.clear();
-        deleted.clear();
-        cursor = StreamId{};
-        StreamGroup* g = exists ? s->FindGroup(args[2]) : nullptr;
-        missing = g == nullptr;
-        if (missing) return Rewrite::kUnchanged;
-        int64_t left = count, attempts = count * 10;
-        int consumer = -1;
-        size_t i = g->PendingLowerBound(start);
-        while (attempts > 0 && left > 0 && i < g->pending.size()) {
-          --attempts;
-          StreamPending& pe = g->pending[i];
-          if (s->Find(pe.id) < 0) {
-            deleted.push_back(pe.id);
-            g->pending.erase(g->pending.begin() + static_cast<std::ptrdiff_t>(i));
-            --left;
-            continue;
-          }
-          if (min_idle != 0 && now - pe.delivery_ms < min_idle) {
-            ++i;
-            continue;
-          }
-          if (consumer < 0) consumer = static_cast<int>(TouchConsumer(g, args[3], now));
-          pe.consumer = static_cast<uint32_t>(consumer);
-          pe.delivery_ms = now;
-          if (!justid) ++pe.delivery_count;
-          claimed.push_back(pe.id);
-          --left;
-          ++i;
-        }
-        if (i < g->pending.size()) cursor = g->pending[i].id;
-        out.clear();
-        ReplyWriter w(&out, ctx.reply->resp());
-        ReplyClaimed(w, *s, claimed, justid);
-        return claimed.empty() && deleted.empty() ? Rewrite::kUnchanged : Rewrite::kWrite;
-      },
-      &error);
-  if (!ok) {
-    ctx.reply->Error(error);
-    co_return;
-  }
+  bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
+    claimed.clear();
+    deleted.clear();
+    cursor = StreamId{};
+    StreamGroup* g = exists ? s->FindGroup(args[2]) : nullptr;
+    missing = g == nullptr;
+    if (missing) return Rewrite::kUnchanged;
+    int64_t left = count, attempts = count * 10;
+    int consumer = -1;
+    size_t i = g->PendingLowerBound(start);
+    while (attempts > 0 && left > 0 && i < g->pending.size()) {
+      --attempts;
+      StreamPending& pe = g->pending[i];
+      if (s->Find(pe.id) < 0) {
+        deleted.push_back(pe.id);
+        g->pending.erase(g->pending.begin() + static_cast<std::ptrdiff_t>(i));
+        --left;
+        continue;
+      }
+      if (min_idle != 0 && now - pe.delivery_ms < min_idle) {
+        ++i;
+        continue;
+      }
+      if (consumer < 0) consumer = static_cast<int>(TouchConsumer(g, args[3], now));
+      pe.consumer = static_cast<uint32_t>(consumer);
+      pe.delivery_ms = now;
+      if (!justid) ++pe.delivery_count;
+      claimed.push_back(pe.id);
+      --left;
+      ++i;
+    }
+    if (i < g->pending.size()) cursor = g->pending[i].id;
+    out.clear();
+    ReplyWriter w(&out, ctx.reply->resp());
+    ReplyClaimed(w, *s, claimed, justid);
+    return claimed.empty() && deleted.empty() ? Rewrite::kUnchanged : Rewrite::kWrite;
+  });
+  if (!ok) co_return;
   if (missing) {
     ctx.reply->Error(NoGroupError(args[1], args[2]));
     co_return;

@@ -42,6 +42,16 @@ void ReplyEntriesRead(ReplyWriter& w, const StreamGroup& g) {
   }
 }
 
+// A group's map fields last-delivered-id, entries-read and lag (XINFO GROUPS and STREAM FULL).
+void ReplyGroupProgress(ReplyWriter& w, const Stream& s, const StreamGroup& g) {
+  w.Bulk("last-delivered-id");
+  ReplyId(w, g.last_id);
+  w.Bulk("entries-read");
+  ReplyEntriesRead(w, g);
+  w.Bulk("lag");
+  ReplyLag(w, s, g);
+}
+
 template <typename T>
 std::vector<const T*> ByName(const std::vector<T>& v) {
   std::vector<const T*> out;
@@ -83,26 +93,15 @@ void ReplyFull(ReplyWriter& w, const Stream& s, int64_t count, int64_t now) {
     w.Map(7);
     w.Bulk("name");
     w.Bulk(g->name);
-    w.Bulk("last-delivered-id");
-    ReplyId(w, g->last_id);
-    w.Bulk("entries-read");
-    ReplyEntriesRead(w, *g);
-    w.Bulk("lag");
-    ReplyLag(w, s, *g);
+    ReplyGroupProgress(w, s, *g);
     w.Bulk("pel-count");
     w.Integer(static_cast<int64_t>(g->pending.size()));
     w.Bulk("pending");
     size_t np = g->pending.size();
     if (count > 0 && static_cast<uint64_t>(count) < np) np = static_cast<size_t>(count);
     w.Array(np);
-    for (size_t i = 0; i < np; ++i) {
-      const StreamPending& p = g->pending[i];
-      w.Array(4);
-      ReplyId(w, p.id);
-      w.Bulk(g->consumers[p.consumer].name);
-      w.Integer(p.delivery_ms);
-      w.Integer(static_cast<int64_t>(p.delivery_count));
-    }
+    for (size_t i = 0; i < np; ++i)
+      ReplyPendingEntry(w, *g, g->pending[i], g->pending[i].delivery_ms);
     w.Bulk("consumers");
     w.Array(g->consumers.size());
     for (const StreamConsumer* c : ByName(g->consumers)) {
@@ -208,12 +207,7 @@ Task XInfoGroups(Context& ctx) {
     w.Integer(static_cast<int64_t>(g->consumers.size()));
     w.Bulk("pending");
     w.Integer(static_cast<int64_t>(g->pending.size()));
-    w.Bulk("last-delivered-id");
-    ReplyId(w, g->last_id);
-    w.Bulk("entries-read");
-    ReplyEntriesRead(w, *g);
-    w.Bulk("lag");
-    ReplyLag(w, s, *g);
+    ReplyGroupProgress(w, s, *g);
   }
 }
 
@@ -223,8 +217,7 @@ Task XInfoConsumers(Context& ctx) {
   if (!co_await ReadForInfoOrReply(ctx, &r)) co_return;
   StreamGroup* g = r.stream.FindGroup(ctx.args[3]);
   if (g == nullptr) {
-    ctx.reply->Error("NOGROUP No such consumer group '" + std::string(ctx.args[3]) +
-                     "' for key name '" + std::string(ctx.args[2]) + "'");
+    ctx.reply->Error(NoSuchGroupError(ctx.args[2], ctx.args[3]));
     co_return;
   }
   ReplyWriter& w = *ctx.reply;

@@ -16,18 +16,7 @@ void QueueStreamWaiter(std::string_view key, std::shared_ptr<ListWaiter> w) {
   queues[std::string(key)].push_back(std::move(w));
 }
 
-void DequeueStreamWaiter(std::string_view key, const ListWaiter* w) {
-  auto it = queues.find(std::string(key));
-  if (it == queues.end()) return;
-  auto& q = it->second;
-  for (auto i = q.begin(); i != q.end(); ++i) {
-    if (i->get() == w) {
-      q.erase(i);
-      break;
-    }
-  }
-  if (q.empty()) queues.erase(it);
-}
+void DequeueStreamWaiter(std::string_view key, const ListWaiter* w) { EraseWaiter(queues, key, w); }
 
 void SignalStreamReady(Shard&, std::string_view key) {
   if (queues.empty()) return;  // the common case: nobody blocks on this worker

@@ -110,7 +110,8 @@ Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
       old = st.Lookup(key, ctx.now_ms);
     }
     bool found = old.exists;
-    if (((a.flags & kSetNx) && found) || ((a.flags & kSetXx) && !found)) {
+    // The reply once the value was written (`set`) or the NX/XX check refused it.
+    auto reply = [&](bool set) {
       if (a.flags & kSetGet) {
         if (found) {
           ctx.reply->Bulk(old_value);
@@ -118,10 +119,15 @@ Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
           ctx.reply->Null();
         }
       } else if (reply_int) {
-        ctx.reply->Integer(0);
+        ctx.reply->Integer(set ? 1 : 0);
+      } else if (set) {
+        ctx.reply->Ok();
       } else {
         ctx.reply->Null();
       }
+    };
+    if (((a.flags & kSetNx) && found) || ((a.flags & kSetXx) && !found)) {
+      reply(false);
       co_return;
     }
     int64_t expire = 0;
@@ -139,17 +145,7 @@ Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
     }
     if (!WriteOkOrReply(ctx, w)) co_return;
     if (!applied) continue;
-    if (a.flags & kSetGet) {
-      if (found) {
-        ctx.reply->Bulk(old_value);
-      } else {
-        ctx.reply->Null();
-      }
-    } else if (reply_int) {
-      ctx.reply->Integer(1);
-    } else {
-      ctx.reply->Ok();
-    }
+    reply(true);
     co_return;
   }
 }

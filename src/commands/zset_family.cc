@@ -167,8 +167,7 @@ Task ZCard(Context& ctx) { co_await ReplyCardinality(ctx, kZSet); }
 
 Task ZScore(Context& ctx) {
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z,
-                                      ReadScope::Members(ctx.args.subspan(2, 1)))) {
+  if (!co_await ReadCollectionOrReply(ctx, kZSet, &z, ReadScope::Members(ctx.args.subspan(2, 1)))) {
     co_return;
   }
   const int64_t at = z.view.Find(ctx.args[2]);
@@ -181,8 +180,7 @@ Task ZScore(Context& ctx) {
 
 Task ZMScore(Context& ctx) {
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z,
-                                      ReadScope::Members(ctx.args.subspan(2)))) {
+  if (!co_await ReadCollectionOrReply(ctx, kZSet, &z, ReadScope::Members(ctx.args.subspan(2)))) {
     co_return;
   }
   ctx.reply->Array(ctx.args.size() - 2);
@@ -198,7 +196,7 @@ Task ZMScore(Context& ctx) {
 
 Task ZRankGeneric(Context& ctx, bool rev) {
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
+  if (!co_await ReadCollectionOrReply(ctx, kZSet, &z)) {
     co_return;
   }
   const int64_t at = z.view.Find(ctx.args[2]);
@@ -219,75 +217,55 @@ Task ZRankGeneric(Context& ctx, bool rev) {
 Task ZRank(Context& ctx) { co_await ZRankGeneric(ctx, false); }
 Task ZRevRank(Context& ctx) { co_await ZRankGeneric(ctx, true); }
 
-Task ZCount(Context& ctx) {
-  ScoreRange r;
-  if (!ParseScoreRange(ctx.args[2], ctx.args[3], &r)) {
-    ctx.reply->Error(kErrMinMaxNotFloat);
-    co_return;
-  }
+// ZCOUNT, ZLEXCOUNT, ZREMRANGEBYSCORE, ZREMRANGEBYLEX: ctx.args[2] and [3] as a score range
+// (kScore) or a lex range (kLex). False after replying the error.
+bool ParseMinMaxOrReply(Context& ctx, ZRangeSpec::By by, ZRangeSpec* spec) {
+  spec->by = by;
+  const bool ok = by == ZRangeSpec::kScore ? ParseScoreRange(ctx.args[2], ctx.args[3], &spec->score)
+                                           : ParseLexRange(ctx.args[2], ctx.args[3], &spec->lex);
+  if (!ok) ctx.reply->Error(by == ZRangeSpec::kScore ? kErrMinMaxNotFloat : kErrMinMaxNotLex);
+  return ok;
+}
+
+// ZCOUNT (kScore) / ZLEXCOUNT (kLex): how many entries the range holds (O(n), no sort).
+Task CountInRange(Context& ctx, ZRangeSpec::By by) {
+  ZRangeSpec spec;
+  if (!ParseMinMaxOrReply(ctx, by, &spec)) co_return;
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
+  if (!co_await ReadCollectionOrReply(ctx, kZSet, &z)) {
     co_return;
   }
+  const CollectionView& v = z.view;
   int64_t n = 0;
-  for (uint32_t i = 0; i < z.view.size(); ++i) n += r.Contains(ScoreAt(z.view, i)) ? 1 : 0;
+  for (uint32_t i = 0; i < v.size(); ++i) {
+    const bool in = by == ZRangeSpec::kScore ? spec.score.Contains(ScoreAt(v, i))
+                                             : spec.lex.Contains(v.field(i));
+    n += in ? 1 : 0;
+  }
   ctx.reply->Integer(n);
 }
 
-Task ZLexCount(Context& ctx) {
-  LexRange r;
-  if (!ParseLexRange(ctx.args[2], ctx.args[3], &r)) {
-    ctx.reply->Error(kErrMinMaxNotLex);
-    co_return;
-  }
-  CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
-    co_return;
-  }
-  int64_t n = 0;
-  for (uint32_t i = 0; i < z.view.size(); ++i) n += r.Contains(z.view.field(i)) ? 1 : 0;
-  ctx.reply->Integer(n);
-}
+Task ZCount(Context& ctx) { co_await CountInRange(ctx, ZRangeSpec::kScore); }
+Task ZLexCount(Context& ctx) { co_await CountInRange(ctx, ZRangeSpec::kLex); }
 
-// ZRANGE and its legacy forms: parse (zset_range.h), read, select, reply.
-Task ZRangeWith(Context& ctx, ZRangeSpec spec) {
+// ZRANGE and its legacy forms (one handler per form): parse (zset_range.h), read, select, reply.
+template <ZRangeForm kForm>
+Task ZRangeOf(Context& ctx) {
+  ZRangeSpec spec;
+  if (!ParseZRangeOrReply(ctx, 1, kForm, &spec)) co_return;
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z)) {
+  if (!co_await ReadCollectionOrReply(ctx, kZSet, &z)) {
     co_return;
   }
   ReplyEntries(ctx, SelectFromSet(z.view, spec), spec.withscores, true);
 }
 
-Task ZRange(Context& ctx) {
-  ZRangeSpec spec;
-  if (!ParseZRangeOrReply(ctx, 1, ZRangeForm::kZRange, &spec)) co_return;
-  co_await ZRangeWith(ctx, spec);
-}
-Task ZRevRange(Context& ctx) {
-  ZRangeSpec spec;
-  if (!ParseZRangeOrReply(ctx, 1, ZRangeForm::kRevRank, &spec)) co_return;
-  co_await ZRangeWith(ctx, spec);
-}
-Task ZRangeByScore(Context& ctx) {
-  ZRangeSpec spec;
-  if (!ParseZRangeOrReply(ctx, 1, ZRangeForm::kByScore, &spec)) co_return;
-  co_await ZRangeWith(ctx, spec);
-}
-Task ZRevRangeByScore(Context& ctx) {
-  ZRangeSpec spec;
-  if (!ParseZRangeOrReply(ctx, 1, ZRangeForm::kRevByScore, &spec)) co_return;
-  co_await ZRangeWith(ctx, spec);
-}
-Task ZRangeByLex(Context& ctx) {
-  ZRangeSpec spec;
-  if (!ParseZRangeOrReply(ctx, 1, ZRangeForm::kByLex, &spec)) co_return;
-  co_await ZRangeWith(ctx, spec);
-}
-Task ZRevRangeByLex(Context& ctx) {
-  ZRangeSpec spec;
-  if (!ParseZRangeOrReply(ctx, 1, ZRangeForm::kRevByLex, &spec)) co_return;
-  co_await ZRangeWith(ctx, spec);
-}
+constexpr Handler ZRange = &ZRangeOf<ZRangeForm::kZRange>;
+constexpr Handler ZRevRange = &ZRangeOf<ZRangeForm::kRevRank>;
+constexpr Handler ZRangeByScore = &ZRangeOf<ZRangeForm::kByScore>;
+constexpr Handler ZRevRangeByScore = &ZRangeOf<ZRangeForm::kRevByScore>;
+constexpr Handler ZRangeByLex = &ZRangeOf<ZRangeForm::kByLex>;
+constexpr Handler ZRevRangeByLex = &ZRangeOf<ZRangeForm::kRevByLex>;
 
 // Removes the entries pick(view) chooses; *removed gets them (their members in *members).
 template <typename Pick>
@@ -319,16 +297,9 @@ TaskOf<bool> RemoveSorted(Context& ctx, Pick pick, std::vector<std::string>* mem
 
 // ZPOPMIN/ZPOPMAX key [count]
 Task ZPopGeneric(Context& ctx, bool max) {
-  if (ctx.args.size() > 3) {
-    ctx.reply->Error(kErrSyntax);
-    co_return;
-  }
-  const bool with_count = ctx.args.size() == 3;
-  int64_t count = 1;
-  if (with_count && (!ParseInt64(ctx.args[2], &count) || count < 0)) {
-    ctx.reply->Error(kErrNotPositive);
-    co_return;
-  }
+  bool with_count;
+  int64_t count;
+  if (!ParsePopCountOrReply(ctx, false, &with_count, &count)) co_return;
   std::vector<std::string> members;
   std::vector<ZEntry> popped;
   if (count > 0) {
@@ -365,25 +336,15 @@ Task ZRemRangeByRank(Context& ctx) {
   co_await RemoveRangeAndReply(ctx, spec);
 }
 
-Task ZRemRangeByScore(Context& ctx) {
+// ZREMRANGEBYSCORE (kScore) / ZREMRANGEBYLEX (kLex).
+Task RemoveRangeBy(Context& ctx, ZRangeSpec::By by) {
   ZRangeSpec spec;
-  spec.by = ZRangeSpec::kScore;
-  if (!ParseScoreRange(ctx.args[2], ctx.args[3], &spec.score)) {
-    ctx.reply->Error(kErrMinMaxNotFloat);
-    co_return;
-  }
+  if (!ParseMinMaxOrReply(ctx, by, &spec)) co_return;
   co_await RemoveRangeAndReply(ctx, spec);
 }
 
-Task ZRemRangeByLex(Context& ctx) {
-  ZRangeSpec spec;
-  spec.by = ZRangeSpec::kLex;
-  if (!ParseLexRange(ctx.args[2], ctx.args[3], &spec.lex)) {
-    ctx.reply->Error(kErrMinMaxNotLex);
-    co_return;
-  }
-  co_await RemoveRangeAndReply(ctx, spec);
-}
+Task ZRemRangeByScore(Context& ctx) { co_await RemoveRangeBy(ctx, ZRangeSpec::kScore); }
+Task ZRemRangeByLex(Context& ctx) { co_await RemoveRangeBy(ctx, ZRangeSpec::kLex); }
 
 // ZRANDMEMBER key [count [WITHSCORES]] (Redis 7.0 zrandmemberCommand).
 Task ZRandMember(Context& ctx) {
@@ -407,45 +368,21 @@ Task ZRandMember(Context& ctx) {
     }
   }
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z,
-                                      with_count ? ReadScope() : ReadScope::Random())) {
-    co_return;
-  }
+  if (!co_await ReadRandomMembersOrReply(ctx, kZSet, with_count, &z)) co_return;
   const CollectionView& v = z.view;
-  if (!with_count) {
-    if (v.empty()) {
-      ctx.reply->Null();
-    } else {
-      ctx.reply->Bulk(v.field(static_cast<uint32_t>(RandomBelow(v.size()))));
-    }
-    co_return;
-  }
+  RandomPicks picks(v, count);
   std::vector<ZEntry> out;
-  if (!v.empty() && count < 0) {
-    for (int64_t k = 0; k < -count; ++k) {
-      const auto i = static_cast<uint32_t>(RandomBelow(v.size()));
-      out.push_back({ScoreAt(v, i), v.field(i)});
-    }
-  } else if (!v.empty() && count > 0) {
-    const auto n = static_cast<uint32_t>(std::min<int64_t>(count, v.size()));
-    for (uint32_t i : DistinctRandomIndices(v.size(), n))
-      out.push_back({ScoreAt(v, i), v.field(i)});
+  for (uint64_t k = 0; k < picks.size(); ++k) {
+    const uint32_t i = picks.Next();
+    out.push_back({ScoreAt(v, i), v.field(i)});
   }
   ReplyEntries(ctx, out, withscores, true);
 }
 
 Task ZScan(Context& ctx) {
-  ScanArgs a;
-  if (!ParseScanArgsOrReply(ctx, &a)) co_return;
   CollectionRead z;
-  if (!co_await ReadCollectionOrReply(ctx, *ctx.store, ctx.args[1], kZSet, true, false, &z,
-                                      ReadScope::Scan(a.cursor, a.count))) {
-    co_return;
-  }
   std::vector<uint32_t> hits;
-  uint64_t next = ScanCollection(z, a, [&](uint32_t i) { hits.push_back(i); });
-  ctx.reply->Array(2);
-  ctx.reply->Bulk(std::to_string(next));
+  if (!co_await ScanOrReply(ctx, kZSet, &z, &hits)) co_return;
   ctx.reply->Array(hits.size() * 2);
   for (uint32_t i : hits) {
     ctx.reply->Bulk(z.view.field(i));
@@ -481,17 +418,17 @@ const CommandSpec kZSetCommands[] = {
      "Returns the count of members in a sorted set that have scores within a range.", "2.0.0"},
     {"zlexcount", 4, kR | kCmdFast, 1, 1, 1, &ZLexCount, "@read @sortedset @fast", "sorted_set",
      "Returns the number of members in a sorted set within a lexicographical range.", "2.8.9"},
-    {"zrange", -4, kR, 1, 1, 1, &ZRange, "@read @sortedset @slow", "sorted_set",
+    {"zrange", -4, kR, 1, 1, 1, ZRange, "@read @sortedset @slow", "sorted_set",
      "Returns members in a sorted set within a range of indexes.", "1.2.0"},
-    {"zrevrange", -4, kR, 1, 1, 1, &ZRevRange, "@read @sortedset @slow", "sorted_set",
+    {"zrevrange", -4, kR, 1, 1, 1, ZRevRange, "@read @sortedset @slow", "sorted_set",
      "Returns members in a sorted set within a range of indexes in reverse order.", "1.2.0"},
-    {"zrangebyscore", -4, kR, 1, 1, 1, &ZRangeByScore, "@read @sortedset @slow", "sorted_set",
+    {"zrangebyscore", -4, kR, 1, 1, 1, ZRangeByScore, "@read @sortedset @slow", "sorted_set",
      "Returns members in a sorted set within a range of scores.", "1.0.5"},
-    {"zrevrangebyscore", -4, kR, 1, 1, 1, &ZRevRangeByScore, "@read @sortedset @slow", "sorted_set",
+    {"zrevrangebyscore", -4, kR, 1, 1, 1, ZRevRangeByScore, "@read @sortedset @slow", "sorted_set",
      "Returns members in a sorted set within a range of scores in reverse order.", "2.2.0"},
-    {"zrangebylex", -4, kR, 1, 1, 1, &ZRangeByLex, "@read @sortedset @slow", "sorted_set",
+    {"zrangebylex", -4, kR, 1, 1, 1, ZRangeByLex, "@read @sortedset @slow", "sorted_set",
      "Returns members in a sorted set within a lexicographical range.", "2.8.9"},
-    {"zrevrangebylex", -4, kR, 1, 1, 1, &ZRevRangeByLex, "@read @sortedset @slow", "sorted_set",
+    {"zrevrangebylex", -4, kR, 1, 1, 1, ZRevRangeByLex, "@read @sortedset @slow", "sorted_set",
      "Returns members in a sorted set within a lexicographical range in reverse order.", "2.8.9"},
     {"zpopmin", -2, kCmdWrite | kCmdFast, 1, 1, 1, &ZPopMin, "@write @sortedset @fast",
      "sorted_set",

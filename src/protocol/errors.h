@@ -103,6 +103,26 @@ inline std::string MapNewlines(std::string s) {
   return s;
 }
 
+// `before` + `name` + `after`: an error that quotes a command's name.
+inline std::string Around(std::string_view before, std::string_view name, std::string_view after) {
+  std::string s(before);
+  s += name;
+  s += after;
+  return s;
+}
+
+// "ERR <what> '<subcommand>'. Try <COMMAND> HELP.": the subcommand capped at 128 bytes, the
+// command (argv[0] as typed) uppercased.
+inline std::string TryHelpError(std::string_view what, std::string_view command,
+                                std::string_view subcommand) {
+  std::string s = Around(what, CStringPrefix(subcommand, 128), "'. Try ");
+  for (char c : CStringPrefix(command, std::string_view::npos)) {
+    s += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+  }
+  s += " HELP.";
+  return MapNewlines(std::move(s));
+}
+
 }  // namespace errors_internal
 
 // "ERR unknown command 'foo', with args beginning with: 'a' 'b' ". `args` excludes the command
@@ -126,44 +146,25 @@ inline std::string UnknownCommandError(std::string_view name,
 // "ERR wrong number of arguments for 'get' command". Redis prints the command's canonical full
 // name (lowercase, "config|get" for a subcommand), not what the user typed.
 inline std::string WrongArityError(std::string_view full_name) {
-  std::string s = "ERR wrong number of arguments for '";
-  s += full_name;
-  s += "' command";
-  return s;
+  return errors_internal::Around("ERR wrong number of arguments for '", full_name, "' command");
 }
 
 // "ERR unknown subcommand 'foo'. Try CONFIG HELP." `command` is argv[0] as typed (uppercased
 // here); `subcommand` is argv[1] as typed (capped at 128 bytes).
 inline std::string UnknownSubcommandError(std::string_view command, std::string_view subcommand) {
-  std::string s = "ERR unknown subcommand '";
-  s += errors_internal::CStringPrefix(subcommand, 128);
-  s += "'. Try ";
-  for (char c : errors_internal::CStringPrefix(command, std::string_view::npos)) {
-    s += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
-  }
-  s += " HELP.";
-  return errors_internal::MapNewlines(std::move(s));
+  return errors_internal::TryHelpError("ERR unknown subcommand '", command, subcommand);
 }
 
 // "ERR unknown subcommand or wrong number of arguments for 'foo'. Try CLIENT HELP." Redis's
 // addReplySubcommandSyntaxError, used by commands that parse their own subcommands.
 inline std::string SubcommandSyntaxError(std::string_view command, std::string_view subcommand) {
-  std::string s = "ERR unknown subcommand or wrong number of arguments for '";
-  s += errors_internal::CStringPrefix(subcommand, 128);
-  s += "'. Try ";
-  for (char c : errors_internal::CStringPrefix(command, std::string_view::npos)) {
-    s += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
-  }
-  s += " HELP.";
-  return errors_internal::MapNewlines(std::move(s));
+  return errors_internal::TryHelpError("ERR unknown subcommand or wrong number of arguments for '",
+                                       command, subcommand);
 }
 
 // "ERR invalid expire time in 'set' command" (SET, SETEX, GETEX, EXPIRE...: full command name).
 inline std::string InvalidExpireTimeError(std::string_view full_name) {
-  std::string s = "ERR invalid expire time in '";
-  s += full_name;
-  s += "' command";
-  return s;
+  return errors_internal::Around("ERR invalid expire time in '", full_name, "' command");
 }
 
 // "ERR Can't execute 'get': only (P|S)SUBSCRIBE / ... are allowed in this context" (RESP2

@@ -265,17 +265,17 @@ bool RequestParser::SplitInline(const char* s, size_t n) {
     while (i < n && IsSpace(s[i])) ++i;
     if (i == n) break;
     const size_t start = inline_args_.size();
-    bool in_double = false;
-    bool in_single = false;
+    char quote = 0;  // '"' or '\'' inside a quoted argument
     bool done = false;
     while (!done) {
-      if (in_double) {
+      if (quote != 0) {
         if (i == n) return false;  // unterminated quotes
         const char c = s[i];
-        if (c == '\\' && i + 3 < n && s[i + 1] == 'x' && IsHex(s[i + 2]) && IsHex(s[i + 3])) {
+        const bool dq = quote == '"';  // escapes: \xHH \n \r \t \b \a; in '...' only \'
+        if (dq && c == '\\' && i + 3 < n && s[i + 1] == 'x' && IsHex(s[i + 2]) && IsHex(s[i + 3])) {
           inline_args_ += static_cast<char>(HexValue(s[i + 2]) * 16 + HexValue(s[i + 3]));
           i += 4;
-        } else if (c == '\\' && i + 1 < n) {
+        } else if (dq && c == '\\' && i + 1 < n) {
           char e = s[i + 1];
           switch (e) {
             case 'n':
@@ -298,21 +298,10 @@ bool RequestParser::SplitInline(const char* s, size_t n) {
           }
           inline_args_ += e;
           i += 2;
-        } else if (c == '"') {
-          if (i + 1 < n && !IsSpace(s[i + 1])) return false;
-          done = true;
-          ++i;
-        } else {
-          inline_args_ += c;
-          ++i;
-        }
-      } else if (in_single) {
-        if (i == n) return false;
-        const char c = s[i];
-        if (c == '\\' && i + 1 < n && s[i + 1] == '\'') {
+        } else if (!dq && c == '\\' && i + 1 < n && s[i + 1] == '\'') {
           inline_args_ += '\'';
           i += 2;
-        } else if (c == '\'') {
+        } else if (c == quote) {
           if (i + 1 < n && !IsSpace(s[i + 1])) return false;
           done = true;
           ++i;
@@ -331,10 +320,10 @@ bool RequestParser::SplitInline(const char* s, size_t n) {
             done = true;
             break;
           case '"':
-            in_double = true;
+            quote = '"';
             break;
           case '\'':
-            in_single = true;
+            quote = '\'';
             break;
           default:
             inline_args_ += c;

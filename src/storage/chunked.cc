@@ -1,9 +1,23 @@
 #include "storage/chunked.h"
 
+#include "base/slot.h"
 #include "runtime/shard_hop.h"
 #include "storage/store.h"
 
 namespace lavik {
+
+void ChunkCommit::NewRoot(std::string_view key) {
+  root = ChunkRoot();
+  root.slot = KeyHashSlot(key);
+  root.id = NewChunkedId();
+  root.next_number = 1;
+}
+
+ChunkRef ChunkCommit::AddChunk(uint64_t first, uint32_t count, std::string bytes) {
+  const ChunkRef ref{first, root.TakeNumber(), count};
+  written.emplace_back(ref.number, std::move(bytes));
+  return ref;
+}
 
 // --- Coroutines over a Store ---
 

@@ -28,10 +28,20 @@ enum class ChunkRead { kOk, kMissing, kError };
 TaskOf<ChunkRead> ReadChunk(Store& st, uint16_t slot, uint64_t id, uint64_t number,
                             std::string* out, std::string* error);
 
+// What a write of a chunked value plans (every chunked encoding builds one: collections, lists,
+// streams), then hands to CommitChunks.
 struct ChunkCommit {
   ChunkRoot root;  // the new root (ids and numbers filled in)
   std::vector<std::pair<uint64_t, std::string>> written;  // new chunk number → bytes
   std::vector<uint64_t> replaced;                         // chunk numbers no longer referenced
+
+  // Starts the root of a value becoming chunked: a fresh collection id, its chunks in the hash
+  // slot of `key` (so on the key's shard under any --threads), no chunks yet.
+  void NewRoot(std::string_view key);
+  // Plans a new chunk holding `bytes`: a number from the root (ChunkRoot::TakeNumber), the bytes
+  // queued for writing. Returns its reference (`first` order key, `count` entries) for the caller
+  // to place in the root's chunk list.
+  ChunkRef AddChunk(uint64_t first, uint32_t count, std::string bytes);
 };
 
 // The copy-on-write commit: writes the new chunks, then the root at `key` only if it is still at

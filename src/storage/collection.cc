@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/varint.h"
+
 namespace lavik {
 namespace {
 
@@ -20,33 +22,10 @@ uint32_t LoadU32(const char* p) {
 
 void StoreU32(char* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
-// LEB128. False if the varint runs past `end` or past 32 bits.
-bool GetVarint(const char** p, const char* end, uint32_t* out) {
-  uint32_t v = 0;
-  for (int shift = 0; shift <= 28; shift += 7) {
-    if (*p >= end) return false;
-    const auto b = static_cast<uint8_t>(*(*p)++);
-    v |= static_cast<uint32_t>(b & 0x7F) << shift;
-    if ((b & 0x80) == 0) {
-      *out = v;
-      return true;
-    }
-  }
-  return false;
-}
-
-void PutVarint(std::string* out, uint32_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
 // Reads one length-prefixed string; false if it does not fit before `end`.
 bool GetString(const char** p, const char* end, std::string_view* out) {
   uint32_t len;
-  if (!GetVarint(p, end, &len) || static_cast<size_t>(end - *p) < len) return false;
+  if (!ReadVarint32(p, end, &len) || static_cast<size_t>(end - *p) < len) return false;
   *out = std::string_view(*p, len);
   *p += len;
   return true;
@@ -173,10 +152,10 @@ std::string ApplyChanges(const CollectionView& base, std::vector<CollectionChang
   std::string entries;
   auto emit = [&](std::string_view f, std::string_view v) {
     offsets.push_back(static_cast<uint32_t>(entries.size()));
-    PutVarint(&entries, static_cast<uint32_t>(f.size()));
+    AppendVarint(&entries, static_cast<uint32_t>(f.size()));
     entries.append(f);
     if (with_values) {
-      PutVarint(&entries, static_cast<uint32_t>(v.size()));
+      AppendVarint(&entries, static_cast<uint32_t>(v.size()));
       entries.append(v);
     }
   };

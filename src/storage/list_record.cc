@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "base/varint.h"
+
 namespace lavik {
 namespace {
 
@@ -48,17 +50,9 @@ std::string_view ListView::element(uint32_t i) const {
   if (off >= data_.size()) return {};
   const char* p = data_.data() + off;
   const char* end = data_.data() + data_.size();
-  uint32_t len = 0;
-  for (int shift = 0; shift <= 28; shift += 7) {
-    if (p >= end) return {};
-    const auto b = static_cast<uint8_t>(*p++);
-    len |= static_cast<uint32_t>(b & 0x7F) << shift;
-    if ((b & 0x80) == 0) {
-      if (static_cast<size_t>(end - p) < len) return {};
-      return std::string_view(p, len);
-    }
-  }
-  return {};
+  uint32_t len;
+  if (!ReadVarint32(&p, end, &len) || static_cast<size_t>(end - p) < len) return {};
+  return std::string_view(p, len);
 }
 
 std::vector<std::string_view> ListView::Elements() const {
@@ -85,12 +79,7 @@ std::string EncodeList(const std::vector<std::string_view>& elements) {
   for (uint32_t i = 0; i < count; ++i) {
     const auto off = static_cast<uint32_t>(out.size() - area);
     std::memcpy(out.data() + table + size_t{4} * i, &off, 4);
-    auto len = static_cast<uint32_t>(elements[i].size());
-    while (len >= 0x80) {
-      out.push_back(static_cast<char>((len & 0x7F) | 0x80));
-      len >>= 7;
-    }
-    out.push_back(static_cast<char>(len));
+    AppendVarint(&out, elements[i].size());
     out.append(elements[i]);
   }
   return out;

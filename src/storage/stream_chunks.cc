@@ -2,21 +2,12 @@
 
 #include <cstring>
 
+#include "base/varint.h"
+
 namespace lavik {
 namespace {
 
 constexpr size_t kChunkHeader = 4 + 8;
-
-void PutVarint(std::string* out, uint64_t v) {
-  char buf[10];
-  size_t n = 0;
-  while (v >= 0x80) {
-    buf[n++] = static_cast<char>((v & 0x7F) | 0x80);
-    v >>= 7;
-  }
-  buf[n++] = static_cast<char>(v);
-  out->append(buf, n);
-}
 
 template <typename T>
 void Put(std::string* out, T v) {
@@ -32,21 +23,10 @@ T Load(const char* p) {
   return v;
 }
 
-// Bounded varint read: false (and *p left anywhere) past `end`.
-bool Varint(const char** p, const char* end, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift <= 63 && *p < end; shift += 7) {
-    const auto b = static_cast<uint8_t>(*(*p)++);
-    *v |= static_cast<uint64_t>(b & 0x7F) << shift;
-    if ((b & 0x80) == 0) return true;
-  }
-  return false;
-}
-
 void PutEntry(std::string* out, uint64_t prev_ms, StreamId id, std::string_view body) {
-  PutVarint(out, id.ms - prev_ms);
-  PutVarint(out, id.seq);
-  PutVarint(out, body.size());
+  AppendVarint(out, id.ms - prev_ms);
+  AppendVarint(out, id.seq);
+  AppendVarint(out, body.size());
   out->append(body);
 }
 
@@ -87,7 +67,7 @@ bool DecodeStreamChunk(std::string_view chunk, std::vector<StreamEntry>* out) {
   uint64_t ms = 0;
   for (uint32_t i = 0; i < n; ++i) {
     uint64_t delta, seq, len;
-    if (!Varint(&p, end, &delta) || !Varint(&p, end, &seq) || !Varint(&p, end, &len) ||
+    if (!ReadVarint(&p, end, &delta) || !ReadVarint(&p, end, &seq) || !ReadVarint(&p, end, &len) ||
         len > static_cast<uint64_t>(end - p)) {
       return false;
     }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/varint.h"
+
 namespace lavik {
 namespace {
 
@@ -11,19 +13,8 @@ constexpr char kKind = 'X';
 
 void PutU32(std::string* out, uint32_t v) { out->append(reinterpret_cast<const char*>(&v), 4); }
 void PutU64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
-// One append per varint: byte-wise push_back dominated XADD's profile on big streams.
-void PutVarint(std::string* out, uint64_t v) {
-  char buf[10];
-  size_t n = 0;
-  while (v >= 0x80) {
-    buf[n++] = static_cast<char>((v & 0x7F) | 0x80);
-    v >>= 7;
-  }
-  buf[n++] = static_cast<char>(v);
-  out->append(buf, n);
-}
 void PutString(std::string* out, std::string_view s) {
-  PutVarint(out, s.size());
+  AppendVarint(out, s.size());
   out->append(s);
 }
 void PutId(std::string* out, StreamId id) {
@@ -56,13 +47,8 @@ class Reader {
     return id;
   }
   uint64_t Varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift <= 63; shift += 7) {
-      if (p_ >= end_) break;
-      const auto b = static_cast<uint8_t>(*p_++);
-      v |= static_cast<uint64_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
+    uint64_t v;
+    if (ReadVarint(&p_, end_, &v)) return v;
     ok_ = false;
     p_ = end_;
     return 0;
@@ -215,7 +201,7 @@ std::string EncodeEntryBody(const std::vector<std::string_view>& master, const s
   bool same = n == master.size();
   for (size_t i = 0; same && i < n; ++i) same = fv[2 * i] == master[i];
   std::string out;
-  PutVarint(&out, (uint64_t{n} << 1) | (same ? 1 : 0));
+  AppendVarint(&out, (uint64_t{n} << 1) | (same ? 1 : 0));
   for (size_t i = 0; i < n; ++i) {
     if (!same) PutString(&out, fv[2 * i]);
     PutString(&out, fv[2 * i + 1]);
@@ -316,13 +302,13 @@ std::string EncodeStream(const Stream& s) {
   for (const StreamEntry& e : s.entries) estimate += e.body.size() + 16;
   area.reserve(estimate);
   if (!s.entries.empty() || !s.master_fields.empty()) {
-    PutVarint(&area, s.master_fields.size());
+    AppendVarint(&area, s.master_fields.size());
     for (std::string_view f : s.master_fields) PutString(&area, f);
   }
   uint64_t prev_ms = 0;
   for (const StreamEntry& e : s.entries) {
-    PutVarint(&area, e.id.ms - prev_ms);
-    PutVarint(&area, e.id.seq);
+    AppendVarint(&area, e.id.ms - prev_ms);
+    AppendVarint(&area, e.id.seq);
     PutString(&area, e.body);
     prev_ms = e.id.ms;
   }
@@ -385,12 +371,12 @@ bool AppendStreamEntry(std::string_view encoded, StreamId id, const std::string_
     if (!a.ok()) return false;
   } else {
     for (size_t i = 0; i < fv_count; i += 2) master.push_back(fv[i]);
-    PutVarint(&head, master.size());
+    AppendVarint(&head, master.size());
     for (std::string_view f : master) PutString(&head, f);
   }
   std::string entry;
-  PutVarint(&entry, id.ms - (count > 0 ? tail_ms : 0));
-  PutVarint(&entry, id.seq);
+  AppendVarint(&entry, id.ms - (count > 0 ? tail_ms : 0));
+  AppendVarint(&entry, id.seq);
   PutString(&entry, EncodeEntryBody(master, fv, fv_count));
   out->clear();
   out->reserve(encoded.size() + head.size() + entry.size());

@@ -10,33 +10,14 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/test_worker.h"
 #include "storage/test_data_file.h"
 
 namespace lavik {
 namespace {
 
-using std::chrono::milliseconds;
-using std::chrono::steady_clock;
-
-struct FnItem : MailboxItem {
-  explicit FnItem(std::function<void()> f) : fn(std::move(f)) {
-    run = [](MailboxItem* self) {
-      auto* item = static_cast<FnItem*>(self);
-      item->fn();
-      delete item;
-    };
-  }
-  std::function<void()> fn;
-};
-
-bool WaitFor(const std::function<bool()>& pred, milliseconds timeout = milliseconds(20000)) {
-  const auto deadline = steady_clock::now() + timeout;
-  while (!pred()) {
-    if (steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
-}
+using test_worker::FnItem;
+using test_worker::WaitFor;
 
 // The first key named prefix<i> that lives on `shard`.
 std::string KeyOnShard(const ShardSet& shards, int shard, const std::string& prefix) {

@@ -17,7 +17,9 @@ Fixtures:
   mr                         redis-py client of a server at 1, 2 and 4 threads (parametrised)
   mserver                    that server itself (for tests that open several connections)
 
-Helpers for the tests: err, wait_until, crc16, key_slot, worker_of, spread_keys, WRONGTYPE.
+Helpers for the tests: err, wait_until, crc16, key_slot, worker_of, spread_keys, WRONGTYPE;
+for blocking commands: waiters_across_workers, waiter_after_a_disconnected_one,
+consume_while_producing; for chunked values: storage, settle_written, written_by, wait_swept.
 
 Tests marked @pytest.mark.lavik_only are about lavik's own command line; they are
 deselected (not skipped) when the target is redis.
@@ -29,6 +31,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -198,7 +201,8 @@ class RawConn:
 
     cmd(*args) sends one command and returns its parsed reply; reply_bytes()
     returns the exact bytes of the next reply (for shape checks); closed()
-    tells whether the server closed the connection.
+    tells whether the server closed the connection; drain(t) buffers what
+    arrives within t seconds.
     """
 
     def __init__(self, port, host="127.0.0.1", timeout=10.0):
@@ -271,6 +275,23 @@ class RawConn:
             self.buf += chunk
             return False
         return True
+
+    def drain(self, t=0.3):
+        """Reads into the buffer everything that arrives within t seconds (or until the server
+        closes the connection)."""
+        end = time.monotonic() + t
+        self.sock.settimeout(0.05)
+        try:
+            while time.monotonic() < end:
+                try:
+                    data = self.sock.recv(1 << 16)
+                except socket.timeout:
+                    continue
+                if not data:
+                    break
+                self.buf += data
+        finally:
+            self.sock.settimeout(10)
 
     def __enter__(self):
         return self
@@ -556,6 +577,101 @@ def spread_keys(n, prefix):
         chosen.setdefault(worker_of(key, n), key)
         i += 1
     return [chosen[b] for b in sorted(chosen)]
+
+
+# ---- blocking commands: waiters on every worker, wake-ups, consumers racing producers ----
+
+
+def waiters_across_workers(mserver, prefix, n_writers=4):
+    """(key, writer, waiter) for every pairing of four keys spread over the workers with
+    n_writers writing clients; each waiter is a fresh raw connection (so connections land on
+    every worker too), closed once the test has used it."""
+    keys = spread_keys(4, prefix)
+    writers = [mserver.client() for _ in range(n_writers)]
+    for key in keys:
+        for writer in writers:
+            waiter = mserver.raw()
+            yield key, writer, waiter
+            waiter.close()
+
+
+def waiter_after_a_disconnected_one(mserver, *block_cmd):
+    """A raw connection blocked in block_cmd after another one, blocked the same way first,
+    disconnected: the test wakes it and checks that it got what the gone one would have."""
+    gone = mserver.raw()
+    gone.send_command(*block_cmd)
+    time.sleep(0.05)
+    gone.close()
+    time.sleep(0.3)
+    live = mserver.raw()
+    live.send_command(*block_cmd)
+    time.sleep(0.05)
+    return live
+
+
+def consume_while_producing(mserver, take, produce, consumers=6, producers=3):
+    """Runs `consumers` threads calling take(client, i) -> items (a blocking pop with a short
+    timeout) while `producers` threads run produce(client, j); a consumer stops at its first
+    empty take after every producer is done. Returns every item taken, in no set order."""
+    got, lock, done = [], threading.Lock(), threading.Event()
+
+    def consume(i):
+        c = mserver.client()
+        while True:
+            items = take(c, i)
+            with lock:
+                got.extend(items)
+            if not items and done.is_set():
+                return
+
+    takers = [threading.Thread(target=consume, args=(i,)) for i in range(consumers)]
+    makers = [threading.Thread(target=lambda j=j: produce(mserver.client(), j))
+              for j in range(producers)]
+    for t in takers + makers:
+        t.start()
+    for t in makers:
+        t.join()
+    done.set()
+    for t in takers:
+        t.join()
+    return got
+
+
+# ---- the data file, for the chunked-value tests (INFO storage; lavik only) ----
+
+
+def storage(c):
+    return c.info("storage")
+
+
+def settle_written(c):
+    """device_bytes_written once the write buffers have reached the file (stable twice)."""
+    last = storage(c)["device_bytes_written"]
+    for _ in range(50):
+        time.sleep(0.15)
+        now = storage(c)["device_bytes_written"]
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+def written_by(c, fn):
+    """The bytes written to the data file while fn() ran."""
+    before = settle_written(c)
+    fn()
+    return settle_written(c) - before
+
+
+def wait_swept(c, timeout=60, chunks_left=0):
+    """Waits until the background free is done and `chunks_left` chunk records remain."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if (c.info("memory")["lazyfree_pending_objects"] == 0
+                and storage(c)["chunk_records"] == chunks_left):
+            return True
+        time.sleep(0.1)
+    return False
 
 
 @pytest.fixture(params=[1, 2, 4], ids=lambda t: f"threads{t}")

@@ -3,13 +3,13 @@ argument errors and their order, WRONGTYPE, timeouts, no blocking inside MULTI, 
 every kind of write that leaves a sorted set at the key (ZADD, ZINCRBY, ZUNIONSTORE, RENAME,
 a transaction), first blocked first served, across 1, 2 and 4 worker threads."""
 
-import threading
 import time
 
 import pytest
 import redis
 
-from conftest import WRONGTYPE, err, spread_keys
+from conftest import (WRONGTYPE, consume_while_producing, err, spread_keys,
+                      waiter_after_a_disconnected_one, waiters_across_workers)
 
 
 
@@ -97,17 +97,12 @@ def test_inside_multi_does_not_block(raw):
 
 
 def test_woken_by_zadd_on_another_worker(mserver):
-    keys = spread_keys(4, "zk")
-    pushers = [mserver.client() for _ in range(4)]
-    for key in keys:
-        for pusher in pushers:
-            b = mserver.raw()
-            b.send_command("BZPOPMIN", "nothing", key, "5")
-            time.sleep(0.02)
-            pusher.zadd(key, {"m": 2.5})
-            assert b.reply() == [key.encode(), b"m", b"2.5"]
-            assert pusher.exists(key) == 0
-            b.close()
+    for key, pusher, b in waiters_across_workers(mserver, "zk"):
+        b.send_command("BZPOPMIN", "nothing", key, "5")
+        time.sleep(0.02)
+        pusher.zadd(key, {"m": 2.5})
+        assert b.reply() == [key.encode(), b"m", b"2.5"]
+        assert pusher.exists(key) == 0
 
 
 def test_woken_by_other_writes(mserver):
@@ -173,14 +168,7 @@ def test_fifo_and_count(mserver):
 
 def test_disconnected_waiter_loses_nothing(mserver):
     c = mserver.client()
-    gone = mserver.raw()
-    gone.send_command("BZPOPMIN", "dz", "0")
-    time.sleep(0.05)
-    gone.close()
-    time.sleep(0.3)
-    live = mserver.raw()
-    live.send_command("BZPOPMIN", "dz", "0")
-    time.sleep(0.05)
+    live = waiter_after_a_disconnected_one(mserver, "BZPOPMIN", "dz", "0")
     c.zadd("dz", {"v": 1})
     assert live.reply() == [b"dz", b"v", b"1"]
     assert c.exists("dz") == 0
@@ -220,34 +208,17 @@ def test_acl_checks_every_key(r, server):
 def test_concurrent_consumers_lose_and_duplicate_nothing(mserver):
     keys = spread_keys(4, "zq")
     n_items = 200
-    got, lock, done = [], threading.Lock(), threading.Event()
 
-    def consume(i):
-        c = mserver.client()
-        while True:
-            if i % 2:
-                r = c.bzpopmin(keys, 0.2)
-                items = [r[1]] if r else []
-            else:
-                r = c.execute_command("BZMPOP", 0.2, len(keys), *keys, "MAX", "COUNT", 3)
-                items = [m for m, _ in r[1]] if r else []
-            with lock:
-                got.extend(items)
-            if not items and done.is_set():
-                return
+    def take(c, i):
+        if i % 2:
+            r = c.bzpopmin(keys, 0.2)
+            return [r[1]] if r else []
+        r = c.execute_command("BZMPOP", 0.2, len(keys), *keys, "MAX", "COUNT", 3)
+        return [m for m, _ in r[1]] if r else []
 
-    def produce(j):
-        c = mserver.client()
+    def produce(c, j):
         for n in range(n_items):
             c.zadd(keys[n % len(keys)], {f"{j}:{n}": n})
 
-    consumers = [threading.Thread(target=consume, args=(i,)) for i in range(6)]
-    producers = [threading.Thread(target=produce, args=(j,)) for j in range(3)]
-    for t in consumers + producers:
-        t.start()
-    for t in producers:
-        t.join()
-    done.set()
-    for t in consumers:
-        t.join()
+    got = consume_while_producing(mserver, take, produce)
     assert sorted(got) == sorted(f"{j}:{n}" for j in range(3) for n in range(n_items))

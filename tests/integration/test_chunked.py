@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from conftest import storage, wait_swept, written_by
+
 MIB = 1 << 20
 BATCH = 50_000
 
@@ -32,39 +34,6 @@ def zscore_of(i):
 def build_zset(c, key, n):
     for lo in range(0, n, BATCH):
         c.zadd(key, {f"z{i}": zscore_of(i) for i in range(lo, min(n, lo + BATCH))})
-
-
-def storage(c):
-    return c.info("storage")
-
-
-def settle_written(c):
-    """device_bytes_written once the write buffers have reached the file (stable twice)."""
-    last = storage(c)["device_bytes_written"]
-    for _ in range(50):
-        time.sleep(0.15)
-        now = storage(c)["device_bytes_written"]
-        if now == last:
-            return now
-        last = now
-    return last
-
-
-def written_by(c, fn):
-    before = settle_written(c)
-    fn()
-    return settle_written(c) - before
-
-
-def wait_swept(c, timeout=30, chunks_left=0):
-    """Waits until the background free is done and `chunks_left` chunk records remain."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if (c.info("memory")["lazyfree_pending_objects"] == 0
-                and storage(c)["chunk_records"] == chunks_left):
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def scan_all(fn):

@@ -51,19 +51,7 @@ def silent(conn, t=0.3):
 
 def drain(conn, t=0.3):
     """Everything that arrives within t seconds."""
-    end = time.monotonic() + t
-    conn.sock.settimeout(0.05)
-    try:
-        while time.monotonic() < end:
-            try:
-                data = conn.sock.recv(1 << 16)
-            except socket.timeout:
-                continue
-            if not data:
-                break
-            conn.buf += data
-    finally:
-        conn.sock.settimeout(10)
+    conn.drain(t)
     out = bytes(conn.buf)
     conn.buf.clear()
     return out

@@ -2,13 +2,13 @@
 error texts, RESP2/RESP3 nil rules, empty-list deletion, WRONGTYPE, expiry kept), LMOVE and LMPOP
 across 1, 2 and 4 worker threads."""
 
-import threading
 import time
 
 import pytest
 import redis
 
-from conftest import WRONGTYPE, err, spread_keys
+from conftest import (WRONGTYPE, consume_while_producing, err, spread_keys,
+                      waiter_after_a_disconnected_one, waiters_across_workers)
 
 
 
@@ -313,17 +313,12 @@ def test_blocking_inside_multi_does_not_block(raw):
 
 def test_blpop_woken_by_push_on_another_worker(mserver):
     # Connections are spread over the workers, and the keys too: every pairing is covered.
-    keys = spread_keys(4, "bk")
-    pushers = [mserver.client() for _ in range(4)]
-    for key in keys:
-        for pusher in pushers:
-            b = mserver.raw()
-            b.send_command("BLPOP", "nothing", key, "5")
-            time.sleep(0.02)
-            pusher.rpush(key, "v")
-            assert b.reply() == [key.encode(), b"v"]
-            assert pusher.exists(key) == 0
-            b.close()
+    for key, pusher, b in waiters_across_workers(mserver, "bk"):
+        b.send_command("BLPOP", "nothing", key, "5")
+        time.sleep(0.02)
+        pusher.rpush(key, "v")
+        assert b.reply() == [key.encode(), b"v"]
+        assert pusher.exists(key) == 0
 
 
 def test_blmove_across_workers_wakes(mserver):
@@ -371,14 +366,7 @@ def test_fifo_fairness(mserver):
 
 def test_disconnect_while_blocked(mserver):
     c = mserver.client()
-    gone = mserver.raw()
-    gone.send_command("BLPOP", "dk", "0")
-    time.sleep(0.05)
-    gone.close()
-    time.sleep(0.3)
-    live = mserver.raw()
-    live.send_command("BLPOP", "dk", "0")
-    time.sleep(0.05)
+    live = waiter_after_a_disconnected_one(mserver, "BLPOP", "dk", "0")
     c.rpush("dk", "v")
     assert live.reply() == [b"dk", b"v"]
     assert c.exists("dk") == 0
@@ -445,35 +433,18 @@ def test_lists_survive_restart(spawn_server, tmp_path, checkpoint):
 def test_concurrent_blocking_consumers_lose_and_duplicate_nothing(mserver):
     keys = spread_keys(4, "cq")
     n_items = 300
-    got, lock, done = [], threading.Lock(), threading.Event()
 
-    def consume(i):
-        c = mserver.client()
-        while True:
-            if i % 2:
-                r = c.blpop(keys, 0.2)
-                items = [r[1]] if r else []
-            else:
-                r = c.execute_command("BLMPOP", 0.2, len(keys), *keys, "RIGHT", "COUNT", 3)
-                items = r[1] if r else []
-            with lock:
-                got.extend(items)
-            if not items and done.is_set():
-                return
+    def take(c, i):
+        if i % 2:
+            r = c.blpop(keys, 0.2)
+            return [r[1]] if r else []
+        r = c.execute_command("BLMPOP", 0.2, len(keys), *keys, "RIGHT", "COUNT", 3)
+        return r[1] if r else []
 
-    def produce(j):
-        c = mserver.client()
+    def produce(c, j):
         for n in range(n_items):
             c.rpush(keys[n % len(keys)], f"{j}:{n}")
 
-    consumers = [threading.Thread(target=consume, args=(i,)) for i in range(6)]
-    producers = [threading.Thread(target=produce, args=(j,)) for j in range(3)]
-    for t in consumers + producers:
-        t.start()
-    for t in producers:
-        t.join()
-    done.set()
-    for t in consumers:
-        t.join()
+    got = consume_while_producing(mserver, take, produce)
     assert len(got) == 3 * n_items
     assert len(set(got)) == 3 * n_items

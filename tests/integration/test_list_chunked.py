@@ -7,9 +7,9 @@ free the chunks in the background, and chunked lists must survive restarts (also
 Reply checks are Redis behaviour and run against redis-server too; what looks at the data file
 (INFO storage, restarts) is marked lavik_only."""
 
-import time
-
 import pytest
+
+from conftest import settle_written, storage, wait_swept, written_by
 
 CHUNK = 4096  # kListChunkEntries (list_chunks.h)
 BATCH = 50_000
@@ -18,38 +18,6 @@ BATCH = 50_000
 def rpush_batched(c, key, values):
     for lo in range(0, len(values), BATCH):
         c.rpush(key, *values[lo:lo + BATCH])
-
-
-def storage(c):
-    return c.info("storage")
-
-
-def settle_written(c):
-    """device_bytes_written once the write buffers have reached the file (stable twice)."""
-    last = storage(c)["device_bytes_written"]
-    for _ in range(50):
-        time.sleep(0.15)
-        now = storage(c)["device_bytes_written"]
-        if now == last:
-            return now
-        last = now
-    return last
-
-
-def written_by(c, fn):
-    before = settle_written(c)
-    fn()
-    return settle_written(c) - before
-
-
-def wait_swept(c, timeout=60, chunks_left=0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if (c.info("memory")["lazyfree_pending_objects"] == 0
-                and storage(c)["chunk_records"] == chunks_left):
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def boundaries(n):

@@ -23,22 +23,6 @@ def names_per_worker(workers, prefix="ch"):
     return [out[w] for w in range(workers)]
 
 
-def drain(conn, t=0.3):
-    end = time.monotonic() + t
-    conn.sock.settimeout(0.05)
-    try:
-        while time.monotonic() < end:
-            try:
-                data = conn.sock.recv(1 << 16)
-            except socket.timeout:
-                continue
-            if not data:
-                break
-            conn.buf += data
-    finally:
-        conn.sock.settimeout(10)
-
-
 def sub(conn, *args):
     """Sends a (un)subscribe command; returns its len(args)-1 confirmations (at least one)."""
     conn.send_command(*args)
@@ -309,12 +293,12 @@ def test_resp3_subscribed_client_runs_anything(raw):
     assert c.cmd("GET", "a") is None
     assert c.cmd("PING") == "PONG"
     assert pub.cmd("PUBLISH", "a", "z") == 1
-    drain(c, 0.2)
+    c.drain(0.2)
     assert c.reply_bytes() == b">3\r\n$7\r\nmessage\r\n$1\r\na\r\n$1\r\nz\r\n"
     c.send_command("PSUBSCRIBE", "q*")
     assert c.reply_bytes() == b">3\r\n$10\r\npsubscribe\r\n$2\r\nq*\r\n:2\r\n"
     assert pub.cmd("PUBLISH", "qq", "zz") == 1
-    drain(c, 0.2)
+    c.drain(0.2)
     assert c.reply_bytes() == b">4\r\n$8\r\npmessage\r\n$2\r\nq*\r\n$2\r\nqq\r\n$2\r\nzz\r\n"
 
 

@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from conftest import WRONGTYPE, err, spread_keys
+from conftest import WRONGTYPE, err, spread_keys, waiters_across_workers
 
 BAD_ID = "Invalid stream ID specified as stream command argument"
 
@@ -541,16 +541,11 @@ def test_blocking_inside_multi_does_not_block(raw):
 
 
 def test_xread_block_woken_by_xadd_on_another_worker(mserver):
-    keys = spread_keys(4, "xs")
-    writers = [mserver.client() for _ in range(3)]
-    for key in keys:
-        for writer in writers:
-            b = mserver.raw()
-            b.send_command("XREAD", "BLOCK", "5000", "STREAMS", "nothing", key, "$", "$")
-            time.sleep(0.03)
-            entry_id = writer.xadd(key, {"f": "v"})
-            assert b.reply() == [[key.encode(), [[entry_id.encode(), [b"f", b"v"]]]]]
-            b.close()
+    for key, writer, b in waiters_across_workers(mserver, "xs", n_writers=3):
+        b.send_command("XREAD", "BLOCK", "5000", "STREAMS", "nothing", key, "$", "$")
+        time.sleep(0.03)
+        entry_id = writer.xadd(key, {"f": "v"})
+        assert b.reply() == [[key.encode(), [[entry_id.encode(), [b"f", b"v"]]]]]
 
 
 def test_every_blocked_reader_gets_the_entry(mserver):

@@ -13,7 +13,7 @@ import time
 import pytest
 import redis
 
-from conftest import err
+from conftest import err, settle_written, storage, wait_swept
 
 KIB = 1 << 10
 BATCH = 1000
@@ -30,31 +30,6 @@ def build(c, key, n, start=0):
         for i, eid in zip(range(lo, hi), p.execute()):
             model.append((eid, {"f": f"v{i}"} if i % 10 else {"f": f"v{i}", "extra": "x"}))
     return model
-
-
-def storage(c):
-    return c.info("storage")
-
-
-def settle_written(c):
-    """device_bytes_written once the write buffers have reached the file (stable twice)."""
-    last = storage(c)["device_bytes_written"]
-    for _ in range(50):
-        time.sleep(0.15)
-        now = storage(c)["device_bytes_written"]
-        if now == last:
-            return now
-        last = now
-    return last
-
-
-def wait_swept(c, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if c.info("memory")["lazyfree_pending_objects"] == 0 and storage(c)["chunk_records"] == 0:
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def id_key(eid):

@@ -12,36 +12,17 @@
 
 #include "runtime/shard_hop.h"
 #include "runtime/task.h"
+#include "runtime/test_worker.h"
 
 namespace lavik {
 namespace {
 
 using std::chrono::milliseconds;
-using std::chrono::steady_clock;
 
-// A mailbox item that runs a closure and then deletes itself.
-struct FnItem : MailboxItem {
-  explicit FnItem(std::function<void()> f) : fn(std::move(f)) {
-    run = [](MailboxItem* self) {
-      auto* item = static_cast<FnItem*>(self);
-      item->fn();
-      delete item;
-    };
-  }
-  std::function<void()> fn;
-};
+using test_worker::FnItem;
+using test_worker::WaitFor;
 
 void PostFn(Worker& w, std::function<void()> fn) { w.Post(new FnItem(std::move(fn))); }
-
-// Waits (polling) until pred() is true or the deadline passes; returns pred().
-bool WaitFor(const std::function<bool()>& pred, milliseconds timeout = milliseconds(5000)) {
-  const auto deadline = steady_clock::now() + timeout;
-  while (!pred()) {
-    if (steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return true;
-}
 
 bool Started(std::string*) { return true; }
 bool StopNow() { return true; }
