@@ -330,9 +330,15 @@ Task Info(Context& ctx) {
     Field(&out, "used_cpu_user", buf);
     out += "\r\n";
   }
+  if (Wanted(sections, "modules", true)) out += "# Modules\r\n\r\n";  // Lavik loads none
   server->observability().stats.AppendInfo(Wanted(sections, "commandstats", false),
                                            Wanted(sections, "errorstats", true),
                                            Wanted(sections, "latencystats", false), &out);
+  if (Wanted(sections, "cluster", true)) {
+    out += "# Cluster\r\n";
+    Field(&out, "cluster_enabled", 0);
+    out += "\r\n";
+  }
   if (Wanted(sections, "keyspace", true)) {
     out += "# Keyspace\r\n";
     if (total.keys > 0) {
