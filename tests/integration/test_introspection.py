@@ -48,3 +48,121 @@ def test_info_cluster_alone(raw):
     assert raw().cmd("INFO", "cluster") == b"# Cluster\r\ncluster_enabled:0\r\n"
     assert sections(info_text(raw(), "keyspace", "cluster")) == ["Cluster", "Keyspace"]
     assert raw().cmd("INFO", "modules") == b"# Modules\r\n"
+
+
+# --------------------------------------------------------------------------- COMMAND GETKEYS
+
+
+def keys_and_flags(c, *call):
+    reply = c.cmd("COMMAND", "GETKEYSANDFLAGS", *call)
+    if isinstance(reply, RespError):
+        return reply
+    return [(k.decode(), sorted(f)) for k, f in reply]
+
+
+@pytest.mark.parametrize("call,expected", [
+    (["get", "a"], [("a", ["RO", "access"])]),
+    (["set", "a", "b"], [("a", ["OW", "update"])]),
+    (["set", "a", "b", "get"], [("a", ["RW", "access", "update"])]),
+    (["mset", "a", "1", "b", "2"], [("a", ["OW", "update"]), ("b", ["OW", "update"])]),
+    (["del", "a", "b"], [("a", ["RM", "delete"]), ("b", ["RM", "delete"])]),
+    (["incr", "a"], [("a", ["RW", "access", "update"])]),
+    (["getdel", "a"], [("a", ["RW", "access", "delete"])]),
+    (["lpush", "a", "1"], [("a", ["RW", "insert"])]),
+    (["lmove", "a", "b", "left", "right"],
+     [("a", ["RW", "access", "delete"]), ("b", ["RW", "insert"])]),
+    (["rename", "a", "b"], [("a", ["RW", "access", "delete"]), ("b", ["OW", "update"])]),
+    (["copy", "a", "b"], [("a", ["RO", "access"]), ("b", ["OW", "update"])]),
+    (["sinterstore", "d", "a", "b"],
+     [("d", ["RW", "update"]), ("a", ["RO", "access"]), ("b", ["RO", "access"])]),
+    (["zunionstore", "d", "2", "a", "b", "weights", "1", "2"],
+     [("d", ["OW", "update"]), ("a", ["RO", "access"]), ("b", ["RO", "access"])]),
+    (["zrangestore", "d", "s", "0", "1"], [("d", ["OW", "update"]), ("s", ["RO", "access"])]),
+    (["zunion", "2", "a", "b"], [("a", ["RO", "access"]), ("b", ["RO", "access"])]),
+    (["sintercard", "2", "a", "b", "limit", "1"], [("a", ["RO", "access"]), ("b", ["RO", "access"])]),
+    (["lmpop", "2", "a", "b", "left"],
+     [("a", ["RW", "access", "delete"]), ("b", ["RW", "access", "delete"])]),
+    (["blmpop", "0", "2", "a", "b", "left"],
+     [("a", ["RW", "access", "delete"]), ("b", ["RW", "access", "delete"])]),
+    (["xread", "count", "2", "streams", "s1", "s2", "0", "0"],
+     [("s1", ["RO", "access"]), ("s2", ["RO", "access"])]),
+    (["xreadgroup", "group", "g", "c", "streams", "a", "b", "0", "0"],
+     [("a", ["RO", "access"]), ("b", ["RO", "access"])]),
+    (["object", "encoding", "a"], [("a", ["RO"])]),
+    (["xinfo", "stream", "a"], [("a", ["RO", "access"])]),
+    (["xgroup", "create", "s", "g", "$"], [("s", ["RW", "insert"])]),
+])
+def test_command_getkeysandflags(raw, call, expected):
+    c = raw()
+    assert keys_and_flags(c, *call) == expected
+    assert c.cmd("COMMAND", "GETKEYS", *call) == [k.encode() for k, _ in expected]
+
+
+@pytest.mark.parametrize("call,error", [
+    (["nosuch", "a"], "ERR Invalid command specified"),
+    (["ping", "x"], "ERR The command has no key arguments"),
+    (["config", "get", "a"], "ERR The command has no key arguments"),
+    (["get", "a", "b"], "ERR Invalid number of arguments specified for command"),
+    (["xread", "streams", "a"], "ERR Invalid number of arguments specified for command"),
+    (["zunionstore", "d", "0", "a"], "ERR Invalid arguments specified for command"),
+    (["zunionstore", "d", "x", "a"], "ERR Invalid arguments specified for command"),
+    (["sintercard", "0", "a"], "ERR Invalid arguments specified for command"),
+    (["zunion", "3", "a"], "ERR Invalid arguments specified for command"),
+])
+def test_command_getkeys_errors(raw, call, error):
+    c = raw()
+    assert c.cmd("COMMAND", "GETKEYS", *call) == RespError(error)
+    assert c.cmd("COMMAND", "GETKEYSANDFLAGS", *call) == RespError(error)
+
+
+def test_command_getkeys_arity(raw):
+    c = raw()
+    for sub in ("GETKEYS", "GETKEYSANDFLAGS"):
+        assert c.cmd("COMMAND", sub, "get") == RespError(
+            f"ERR wrong number of arguments for 'command|{sub.lower()}' command")
+
+
+def test_command_getkeysandflags_resp3_sets(raw):
+    c = raw()
+    c.cmd("HELLO", "3")
+    c.send_command("COMMAND", "GETKEYSANDFLAGS", "lmove", "a", "b", "left", "right")
+    assert c.reply_bytes() == (b"*2\r\n*2\r\n$1\r\na\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+                               b"*2\r\n$1\r\nb\r\n~2\r\n+RW\r\n+insert\r\n")
+
+
+def test_movablekeys_flags(r):
+    info = r.command()
+    for name in ("zunionstore", "zinterstore", "zdiffstore", "zunion", "zinter", "zdiff",
+                 "zintercard", "sintercard", "lmpop", "blmpop", "zmpop", "bzmpop", "xread",
+                 "xreadgroup"):
+        assert "movablekeys" in info[name]["flags"], name
+    for name in ("get", "mset", "lmove", "sinterstore", "del"):
+        assert "movablekeys" not in info[name]["flags"], name
+
+
+def test_command_list_includes_subcommands(raw):
+    c = raw()
+    names = c.cmd("COMMAND", "LIST")
+    assert b"get" in names and b"config|get" in names and b"command|getkeys" in names
+    assert len(names) > c.cmd("COMMAND", "COUNT")
+    assert len(names) == len(set(names))
+
+
+def test_command_list_filterby(raw):
+    c = raw()
+    assert c.cmd("COMMAND", "LIST", "FILTERBY", "MODULE", "foo") == []
+    assert c.cmd("COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuchcat") == []
+    got = sorted(c.cmd("COMMAND", "LIST", "FILTERBY", "PATTERN", "xr*"))
+    assert got == [b"xrange", b"xread", b"xreadgroup", b"xrevrange"]
+    assert sorted(c.cmd("COMMAND", "LIST", "FILTERBY", "pattern", "CONFIG|G*")) == [b"config|get"]
+    stream = c.cmd("COMMAND", "LIST", "FILTERBY", "ACLCAT", "STREAM")
+    assert b"xadd" in stream and b"xgroup|create" in stream and b"get" not in stream
+    for bad in (["FILTERBY", "foo", "x"], ["FILTERBY", "pattern"], ["x"],
+                ["FILTERBY", "pattern", "x", "y"]):
+        assert c.cmd("COMMAND", "LIST", *bad) == RespError("ERR syntax error"), bad
+
+
+def test_command_help_lists_getkeys(raw):
+    lines = raw().cmd("COMMAND", "HELP")
+    assert "GETKEYS <full-command>" in lines and "GETKEYSANDFLAGS <full-command>" in lines
+    assert lines[-1] == "    Prints this help."
