@@ -14,6 +14,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies();
 // The families defined in server/.
 std::span<const CommandSpec> ConnectionCommands();
 std::span<const CommandSpec> ServerCommands();
-std::span<const CommandSpec> AclCommands();  // acl_commands.cc
+std::span<const CommandSpec> AclCommands();     // acl_commands.cc
+std::span<const CommandSpec> MemoryCommands();  // memory_command.cc
 
 }  // namespace lavik

@@ -1,12 +1,10 @@
 // INFO: Redis's sections and field names, filled from every worker's counters and shard.
-#include <malloc.h>
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -55,20 +53,6 @@ std::string Human(uint64_t bytes) {
     std::snprintf(buf, sizeof(buf), "%.2f%s", v, units[u]);
   }
   return buf;
-}
-
-uint64_t RssBytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
-
-uint64_t UsedMemory() {
-  struct mallinfo2 mi = mallinfo2();
-  uint64_t used = mi.uordblks + mi.hblkhd;
-  // A replaced allocator (sanitizers, jemalloc preload) reports nothing here: fall back to RSS.
-  return used != 0 ? used : RssBytes();
 }
 
 bool Wanted(const std::vector<std::string>& sections, const char* name, bool is_default) {
@@ -207,7 +191,7 @@ Task Info(Context& ctx) {
     // (memory_guard.h). The allocator's total is shown as used_memory_allocator.
     const MemoryFigures& m = total.memory;
     uint64_t used = m.Total();
-    uint64_t rss = RssBytes();
+    uint64_t rss = ProcessRssBytes();
     uint64_t limit = server->memory_guard().limit();
     out += "# Memory\r\n";
     Field(&out, "used_memory", used);
@@ -218,7 +202,7 @@ Task Info(Context& ctx) {
     Field(&out, "used_memory_clients", m.clients);
     Field(&out, "used_memory_registered", m.registered);
     Field(&out, "used_memory_not_evictable", m.NonEvictable());
-    Field(&out, "used_memory_allocator", UsedMemory());
+    Field(&out, "used_memory_allocator", AllocatorBytes());
     Field(&out, "used_memory_rss", rss);
     Field(&out, "used_memory_rss_human", Human(rss));
     Field(&out, "used_memory_peak", used);

@@ -166,3 +166,100 @@ def test_command_help_lists_getkeys(raw):
     lines = raw().cmd("COMMAND", "HELP")
     assert "GETKEYS <full-command>" in lines and "GETKEYSANDFLAGS <full-command>" in lines
     assert lines[-1] == "    Prints this help."
+
+
+# --------------------------------------------------------------------------- MEMORY
+
+
+def test_memory_usage_grows_with_the_value(r):
+    r.set("small", "x")
+    r.set("big", "x" * 100_000)
+    small = r.memory_usage("small")
+    big = r.memory_usage("big")
+    assert isinstance(small, int) and small > 0
+    assert big > small + 90_000
+    assert r.memory_usage("nokey") is None
+    assert r.execute_command("MEMORY", "USAGE", "big", "SAMPLES", "0") == big
+
+
+def test_memory_usage_collections_grow(r):
+    r.rpush("l", *[f"element-{i}" for i in range(10)])
+    before = r.memory_usage("l")
+    r.rpush("l", *[f"element-{i}-" + "y" * 50 for i in range(5000)])
+    assert r.memory_usage("l") > before + 5000 * 50
+    r.hset("h", mapping={f"f{i}": "v" * 20 for i in range(20000)})
+    assert r.execute_command("MEMORY", "USAGE", "h", "SAMPLES", "0") > 20000 * 20
+
+
+def test_memory_usage_errors(raw):
+    c = raw()
+    c.cmd("SET", "foo", "bar")
+    syntax = RespError("ERR syntax error")
+    assert c.cmd("MEMORY", "USAGE", "foo", "SAMPLES") == syntax
+    assert c.cmd("MEMORY", "USAGE", "foo", "SAMPLES", "-1") == syntax
+    assert c.cmd("MEMORY", "USAGE", "foo", "BLA", "1") == syntax
+    assert c.cmd("MEMORY", "USAGE", "foo", "SAMPLES", "x") == RespError(
+        "ERR value is not an integer or out of range")
+    assert c.cmd("MEMORY", "USAGE") == RespError(
+        "ERR wrong number of arguments for 'memory|usage' command")
+    assert c.cmd("MEMORY", "STATS", "x") == RespError(
+        "ERR wrong number of arguments for 'memory|stats' command")
+    assert c.cmd("MEMORY", "FOO") == RespError("ERR unknown subcommand 'FOO'. Try MEMORY HELP.")
+
+
+STATS_FIELDS = [
+    "peak.allocated", "total.allocated", "startup.allocated", "replication.backlog",
+    "clients.slaves", "clients.normal", "cluster.links", "aof.buffer", "lua.caches",
+    "functions.caches", "overhead.total", "keys.count", "keys.bytes-per-key", "dataset.bytes",
+    "dataset.percentage", "peak.percentage", "allocator.allocated", "allocator.active",
+    "allocator.resident", "allocator-fragmentation.ratio", "allocator-fragmentation.bytes",
+    "allocator-rss.ratio", "allocator-rss.bytes", "rss-overhead.ratio", "rss-overhead.bytes",
+    "fragmentation", "fragmentation.bytes"]
+
+
+def test_memory_stats_shape(raw):
+    c = raw()
+    c.cmd("FLUSHALL")
+    flat = c.cmd("MEMORY", "STATS")
+    names = [k.decode() for k in flat[0::2]]
+    assert names == STATS_FIELDS
+    c.cmd("SET", "a", "1")
+    c.cmd("SET", "b", "2", "EX", "100")
+    c.cmd("HELLO", "3")
+    stats = {k.decode(): v for k, v in c.cmd("MEMORY", "STATS").items()}
+    assert list(stats) == STATS_FIELDS[:10] + ["db.0"] + STATS_FIELDS[10:]
+    assert list(stats["db.0"]) == [b"overhead.hashtable.main", b"overhead.hashtable.expires",
+                                   b"overhead.hashtable.slot-to-keys"]
+    assert stats["keys.count"] == 2
+    assert stats["total.allocated"] > 0 and stats["overhead.total"] > 0
+    assert isinstance(stats["dataset.percentage"], float)
+    assert isinstance(stats["fragmentation"], float)
+
+
+def test_memory_doctor_purge_malloc_stats_help(raw):
+    c = raw()
+    doctor = c.cmd("MEMORY", "DOCTOR").decode()
+    assert doctor in (
+        "Hi Sam, I can't find any memory issue in your instance. I can only account for what "
+        "occurs on this base.\n",
+        "Hi Sam, this instance is empty or is using very little memory, my issues detector "
+        "can't be used in these conditions. Please, leave for your mission on Earth and fill it "
+        "with some data. The new Sam and I will be back to our programming as soon as I "
+        "finished rebooting.\n") or doctor.startswith("Sam, I detected a few issues")
+    assert c.cmd("MEMORY", "PURGE") == "OK"
+    stats = c.cmd("MEMORY", "MALLOC-STATS")
+    assert isinstance(stats, bytes) and len(stats) > 0
+    help_lines = c.cmd("MEMORY", "HELP")
+    assert help_lines[0] == "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    assert "USAGE <key> [SAMPLES <count>]" in help_lines
+    assert help_lines[-1] == "    Prints this help."
+    c.cmd("HELLO", "3")
+    c.send_command("MEMORY", "DOCTOR")
+    assert c.reply_bytes().startswith(b"=")
+
+
+def test_memory_command_info(r):
+    raw_info = r.execute_command("COMMAND", "INFO", "memory|usage")
+    assert raw_info["memory|usage"]["arity"] == -3
+    assert raw_info["memory|usage"]["first_key_pos"] == 2
+    assert "readonly" in raw_info["memory|usage"]["flags"]
