@@ -21,7 +21,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       StreamInfoCommands(),    StreamReadCommands(),    ConnectionCommands(),
       ResetCommands(),         ObjectCommands(),        ServerCommands(),
       ObservabilityCommands(), AclCommands(),           PubSubCommands(),
-      TransactionCommands(),   MemoryCommands(),
+      TransactionCommands(),   MemoryCommands(),        SaveCommands(),
   };
 }
 

@@ -16,5 +16,6 @@ std::span<const CommandSpec> ConnectionCommands();
 std::span<const CommandSpec> ServerCommands();
 std::span<const CommandSpec> AclCommands();     // acl_commands.cc
 std::span<const CommandSpec> MemoryCommands();  // memory_command.cc
+std::span<const CommandSpec> SaveCommands();    // save_command.cc
 
 }  // namespace lavik

@@ -62,10 +62,15 @@ Task ConfigResetStat(Context& ctx) {
       s.connections_received.Reset();
       s.rejected_connections.Reset();
       s.expired_keys_active.Reset();
-      server->shards().at(w).store.stats() = StoreStats{};
+      // Redis keeps the dirty counter (rdb_changes_since_last_save) across RESETSTAT.
+      StoreStats& st = server->shards().at(w).store.stats();
+      const uint64_t dirty = st.dirty;
+      st = StoreStats{};
+      st.dirty = dirty;
       server->observability().stats.ResetWorker(w);
     });
   }
+  server->save_state().saves = 0;
   ctx.reply->Ok();
 }
 

@@ -58,6 +58,7 @@ struct StoreStats {
   uint64_t defrag_segments = 0;
   uint64_t defrag_records = 0;
   uint64_t tombstones_dropped = 0;
+  uint64_t lazyfreed_chunks = 0;  // chunks of dead collections the background sweep deleted
 };
 
 struct KeyInfo {
@@ -87,8 +88,8 @@ struct WriteResult {
 
 class Store;
 
-// Told about the keys writes change, for WATCH (transaction/transaction.h). Relocations by defrag and
-// expiry are not changes (an expired watched key is caught by its TTL at EXEC). Runs on the
+// Told about the keys writes change, for WATCH (transaction/transaction.h). Relocations by defrag
+// and expiry are not changes (an expired watched key is caught by its TTL at EXEC). Runs on the
 // store's worker, synchronously inside the write.
 class KeyObserver {
  public:

@@ -263,3 +263,105 @@ def test_memory_command_info(r):
     assert raw_info["memory|usage"]["arity"] == -3
     assert raw_info["memory|usage"]["first_key_pos"] == 2
     assert "readonly" in raw_info["memory|usage"]["flags"]
+
+
+# --------------------------------------------------------------------------- SAVE / LASTSAVE
+
+
+def persistence(c):
+    return info_fields(info_text(c, "persistence"))
+
+
+def test_lastsave_and_save(raw):
+    c = raw()
+    before = c.cmd("LASTSAVE")
+    assert isinstance(before, int) and abs(before - time.time()) < 3600 * 24 * 365
+    c.cmd("SET", "k", "v")
+    f = persistence(c)
+    assert int(f["rdb_changes_since_last_save"]) >= 1
+    assert int(f["rdb_last_save_time"]) == before
+    time.sleep(1.05)
+    assert c.cmd("SAVE") == "OK"
+    after = c.cmd("LASTSAVE")
+    assert after > before
+    f = persistence(c)
+    assert int(f["rdb_changes_since_last_save"]) == 0
+    assert int(f["rdb_last_save_time"]) == after
+    assert f["rdb_last_bgsave_status"] == "ok"
+    assert f["rdb_bgsave_in_progress"] == "0"
+    assert int(f["rdb_saves"]) >= 1
+    c.cmd("SET", "k", "v2")
+    assert int(persistence(c)["rdb_changes_since_last_save"]) == 1
+
+
+def test_bgsave(raw):
+    c = raw()
+    c.cmd("SET", "k", "v")
+    saves = int(persistence(c)["rdb_saves"])
+    assert c.cmd("BGSAVE") == "Background saving started"
+    assert wait_until(lambda: persistence(c)["rdb_bgsave_in_progress"] == "0")
+    f = persistence(c)
+    assert int(f["rdb_saves"]) == saves + 1
+    assert f["rdb_last_bgsave_status"] == "ok"
+    assert int(f["rdb_last_bgsave_time_sec"]) >= 0
+    assert int(f["rdb_current_bgsave_time_sec"]) == -1
+    assert int(f["rdb_changes_since_last_save"]) == 0
+    reply = c.cmd("BGSAVE", "SCHEDULE")
+    assert reply in ("Background saving started", "Background saving scheduled")
+    assert wait_until(lambda: persistence(c)["rdb_bgsave_in_progress"] == "0")
+    assert c.cmd("BGSAVE", "x") == RespError("ERR syntax error")
+    assert c.cmd("BGSAVE", "SCHEDULE", "x") == RespError("ERR syntax error")
+    assert c.cmd("SAVE", "x") == RespError("ERR wrong number of arguments for 'save' command")
+    assert c.cmd("LASTSAVE", "x") == RespError(
+        "ERR wrong number of arguments for 'lastsave' command")
+
+
+def test_save_refused_in_multi(raw):
+    c = raw()
+    assert c.cmd("MULTI") == "OK"
+    assert c.cmd("SAVE") == RespError("ERR Command not allowed inside a transaction")
+    c.cmd("DISCARD")
+
+
+# --------------------------------------------------------------------------- CONFIG RESETSTAT
+
+
+def test_config_resetstat_resets_what_redis_resets(raw):
+    c = raw()
+    c.cmd("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    try:
+        c.cmd("SET", "a", "1")
+        c.cmd("GET", "a")
+        c.cmd("GET", "nokey")
+        c.cmd("LPUSH", "a", "x")  # WRONGTYPE
+        c.cmd("SAVE")
+        c.cmd("SET", "a", "2")
+        slowlog = c.cmd("SLOWLOG", "LEN")
+        assert slowlog > 0
+        assert c.cmd("CONFIG", "RESETSTAT") == "OK"
+        text = info_text(c, "everything")
+        f = info_fields(text)
+        assert f["keyspace_hits"] == "0" and f["keyspace_misses"] == "0"
+        assert f["expired_keys"] == "0" and f["rejected_connections"] == "0"
+        assert f["total_error_replies"] == "0"
+        assert f["rdb_saves"] == "0"
+        assert f["lazyfreed_objects"] == "0"
+        assert int(f["total_commands_processed"]) <= 2
+        assert int(f["rdb_changes_since_last_save"]) == 1  # not a statistic: kept
+        assert "errorstat_WRONGTYPE" not in text
+        assert "cmdstat_get:" not in text and "cmdstat_lpush:" not in text
+        assert "latency_percentiles_usec_get:" not in text
+        assert c.cmd("SLOWLOG", "LEN") >= slowlog  # RESETSTAT leaves the slow log alone
+    finally:
+        c.cmd("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+
+
+# --------------------------------------------------------------------------- lazyfree
+
+
+def test_lazyfree_counters(r):
+    r.hset("big", mapping={f"field-{i}": "v" * 30 for i in range(20000)})
+    before = int(r.info("memory")["lazyfreed_objects"])
+    assert r.unlink("big") == 1
+    assert wait_until(lambda: int(r.info("memory")["lazyfreed_objects"]) > before)
+    assert wait_until(lambda: int(r.info("memory")["lazyfree_pending_objects"]) == 0)
