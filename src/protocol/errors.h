@@ -94,6 +94,14 @@ inline constexpr std::string_view kErrNoLfu =
 inline constexpr std::string_view kErrLfuNoIdle =
     "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
     "switching between policies at runtime LRU and LFU data will take some time to adjust.";
+// What Lavik answers where Redis would report a per-key access counter or time it does not keep
+// (doc/commands.md, OBJECT).
+inline constexpr std::string_view kErrNoFreqTracking =
+    "ERR Lavik keeps no per-key access frequency, OBJECT FREQ has nothing to report (see "
+    "doc/commands.md, OBJECT)";
+inline constexpr std::string_view kErrNoIdleTracking =
+    "ERR Lavik keeps no per-key access time, OBJECT IDLETIME has nothing to report (see "
+    "doc/commands.md, OBJECT)";
 // SAVE / BGSAVE.
 inline constexpr std::string_view kErrBgsaveInProgress = "ERR Background save already in progress";
 

@@ -22,6 +22,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       ResetCommands(),         ObjectCommands(),        ServerCommands(),
       ObservabilityCommands(), AclCommands(),           PubSubCommands(),
       TransactionCommands(),   MemoryCommands(),        SaveCommands(),
+      LolwutCommands(),
   };
 }
 

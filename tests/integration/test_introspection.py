@@ -3,6 +3,7 @@ FREQ/IDLETIME, COMMAND GETKEYS/GETKEYSANDFLAGS/LIST FILTERBY, movablekeys, LOLWU
 SAVE/BGSAVE, CONFIG RESETSTAT, lazyfree counters, CLIENT LIST qbuf. Every test encodes Redis
 7.0.15's replies; where figures differ between servers, properties of them are asserted."""
 
+import socket
 import time
 
 import pytest
@@ -365,3 +366,82 @@ def test_lazyfree_counters(r):
     assert r.unlink("big") == 1
     assert wait_until(lambda: int(r.info("memory")["lazyfreed_objects"]) > before)
     assert wait_until(lambda: int(r.info("memory")["lazyfree_pending_objects"]) == 0)
+
+
+# --------------------------------------------------------------------------- OBJECT FREQ / IDLETIME
+
+NO_LFU = ("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+          "that when switching between policies at runtime LRU and LFU data will take some time "
+          "to adjust.")
+LFU_NO_IDLE = ("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that "
+               "when switching between policies at runtime LRU and LFU data will take some time "
+               "to adjust.")
+
+
+def test_object_freq_idletime(raw):
+    c = raw()
+    c.cmd("SET", "foo", "bar")
+    assert c.cmd("OBJECT", "FREQ", "nokey") is None
+    assert c.cmd("OBJECT", "IDLETIME", "nokey") is None
+    assert c.cmd("OBJECT", "FREQ", "foo") == RespError(NO_LFU)
+    assert c.cmd("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu") == "OK"
+    try:
+        assert c.cmd("OBJECT", "IDLETIME", "foo") == RespError(LFU_NO_IDLE)
+        assert c.cmd("OBJECT", "IDLETIME", "nokey") is None
+    finally:
+        c.cmd("CONFIG", "SET", "maxmemory-policy", "noeviction")
+    assert c.cmd("OBJECT", "IDLETIME") == RespError(
+        "ERR wrong number of arguments for 'object|idletime' command")
+    lines = c.cmd("OBJECT", "HELP")
+    assert "IDLETIME <key>" in lines and "FREQ <key>" in lines
+
+
+# --------------------------------------------------------------------------- LOLWUT
+
+
+def test_lolwut_version_line(raw):
+    c = raw()
+    for args in ([], ["VERSION", "7"], ["version", "1"], ["foo"], ["VERSION"]):
+        assert c.cmd("LOLWUT", *args) == b"Redis ver. 7.0.15\n", args
+    five = c.cmd("LOLWUT", "VERSION", "5", "20", "4", "4").decode()
+    assert five.endswith("\nGeorg Nees - schotter, plotter on paper, 1968. Redis ver. 7.0.15\n")
+    assert any(0x2800 <= ord(ch) <= 0x28FF for ch in five)
+    six = c.cmd("LOLWUT", "VERSION", "6", "10", "3").decode()
+    assert six.endswith("\nDedicated to the 8 bit game developers of past and present.\n"
+                        "Original 8 bit image from Plaguemon by hikikomori. Redis ver. 7.0.15\n")
+    assert "\x1b[" in six
+    integer = RespError("ERR value is not an integer or out of range")
+    assert c.cmd("LOLWUT", "VERSION", "x") == integer
+    assert c.cmd("LOLWUT", "VERSION", "5", "x") == integer
+    assert c.cmd("LOLWUT", "VERSION", "6", "1", "x") == integer
+    c.cmd("HELLO", "3")
+    c.send_command("LOLWUT")
+    assert c.reply_bytes() == b"=22\r\ntxt:Redis ver. 7.0.15\n\r\n"
+
+
+# --------------------------------------------------------------------------- CLIENT qbuf
+
+
+def client_fields(line):
+    return dict(kv.split("=", 1) for kv in line.strip().split(" "))
+
+
+def test_client_qbuf_is_the_query_buffer(server):
+    def enc(*args):
+        return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+    info, ping = enc(b"CLIENT", b"INFO"), enc(b"PING")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+        def ask(payload):
+            s.sendall(payload)
+            data = b""
+            while b"resp=" not in data or data.count(b"+PONG") < payload.count(b"PING"):
+                data += s.recv(65536)
+            return client_fields(data[data.index(b"id="):].split(b"\n")[0].decode())
+
+        f = ask(info)
+        assert int(f["qbuf"]) == len(info)
+        assert int(f["qbuf-free"]) > 0
+        # Pipelined: the whole batch is still in the buffer, the requests answered before too.
+        f = ask(ping + info + ping)
+        assert int(f["qbuf"]) == len(ping) * 2 + len(info)

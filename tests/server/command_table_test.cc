@@ -69,6 +69,7 @@ TEST_F(CommandTableTest, HoldsEveryFamily) {
                     ResetCommands().size() + ObjectCommands().size() + CopyCommands().size();
   expected += StreamCommands().size() + StreamGroupCommands().size() + StreamInfoCommands().size() +
               StreamReadCommands().size();
+  expected += MemoryCommands().size() + SaveCommands().size() + LolwutCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
