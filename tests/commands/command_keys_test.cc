@@ -22,19 +22,22 @@ std::string Keys(const CommandSpec& spec, std::vector<std::string_view> args) {
 }
 
 // Specs as Redis's COMMAND INFO has them (first, last, step, movablekeys).
-constexpr CommandSpec kGet{"get", 2, kCmdReadOnly, 1, 1, 1, nullptr};
-constexpr CommandSpec kMset{"mset", -3, kCmdWrite, 1, -1, 2, nullptr};
-constexpr CommandSpec kLmove{"lmove", 5, kCmdWrite, 1, 2, 1, nullptr};
-constexpr CommandSpec kZunionstore{"zunionstore", -4, kCmdWrite | kCmdMovableKeys, 1, 1, 1,
-                                   nullptr};
-constexpr CommandSpec kZunion{"zunion", -3, kCmdReadOnly | kCmdMovableKeys, 0, 0, 0, nullptr};
-constexpr CommandSpec kXread{"xread", -4, kCmdReadOnly | kCmdMovableKeys, 0, 0, 0, nullptr};
-constexpr CommandSpec kEval{"eval", -3, kCmdMovableKeys, 0, 0, 0, nullptr};
-constexpr CommandSpec kSort{"sort", -2, kCmdWrite | kCmdMovableKeys, 1, 1, 1, nullptr};
-constexpr CommandSpec kGeoradius{"georadius", -6, kCmdWrite | kCmdMovableKeys, 1, 1, 1, nullptr};
-constexpr CommandSpec kMigrate{"migrate", -6, kCmdWrite | kCmdMovableKeys, 3, 3, 1, nullptr};
-constexpr CommandSpec kPing{"ping", -1, 0, 0, 0, 0, nullptr};
-constexpr CommandSpec kSet{"set", -3, kCmdWrite, 1, 1, 1, nullptr};
+constexpr CommandSpec Spec(std::string_view name, int arity, uint32_t flags, int first, int last,
+                           int step) {
+  return {name, arity, flags, first, last, step, nullptr, "", "", "", ""};
+}
+constexpr CommandSpec kGet = Spec("get", 2, kCmdReadOnly, 1, 1, 1);
+constexpr CommandSpec kMset = Spec("mset", -3, kCmdWrite, 1, -1, 2);
+constexpr CommandSpec kLmove = Spec("lmove", 5, kCmdWrite, 1, 2, 1);
+constexpr CommandSpec kZunionstore = Spec("zunionstore", -4, kCmdWrite | kCmdMovableKeys, 1, 1, 1);
+constexpr CommandSpec kZunion = Spec("zunion", -3, kCmdReadOnly | kCmdMovableKeys, 0, 0, 0);
+constexpr CommandSpec kXread = Spec("xread", -4, kCmdReadOnly | kCmdMovableKeys, 0, 0, 0);
+constexpr CommandSpec kEval = Spec("eval", -3, kCmdMovableKeys, 0, 0, 0);
+constexpr CommandSpec kSort = Spec("sort", -2, kCmdWrite | kCmdMovableKeys, 1, 1, 1);
+constexpr CommandSpec kGeoradius = Spec("georadius", -6, kCmdWrite | kCmdMovableKeys, 1, 1, 1);
+constexpr CommandSpec kMigrate = Spec("migrate", -6, kCmdWrite | kCmdMovableKeys, 3, 3, 1);
+constexpr CommandSpec kPing = Spec("ping", -1, 0, 0, 0, 0);
+constexpr CommandSpec kSet = Spec("set", -3, kCmdWrite, 1, 1, 1);
 
 TEST(CommandKeysTest, FixedPositions) {
   EXPECT_EQ(Keys(kGet, {"get", "a"}), "a:0");

@@ -245,8 +245,8 @@ TEST_F(CommandTableTest, OnlyContainersHaveSubcommands) {
     }
   }
   EXPECT_EQ(containers,
-            (std::set<std::string_view>{"acl", "client", "config", "command", "latency", "object",
-                                        "pubsub", "slowlog", "xgroup", "xinfo"}));
+            (std::set<std::string_view>{"acl", "client", "config", "command", "latency", "memory",
+                                        "object", "pubsub", "slowlog", "xgroup", "xinfo"}));
 }
 
 TEST_F(CommandTableTest, EverySpecWithoutSubcommandsHasAHandler) {
