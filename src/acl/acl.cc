@@ -14,8 +14,8 @@
 #include "base/ascii.h"
 #include "base/clock.h"
 #include "base/glob.h"
+#include "commands/command_keys.h"
 #include "commands/command_table.h"
-#include "commands/numkeys.h"
 
 namespace lavik {
 namespace {
@@ -536,13 +536,7 @@ AclVerdict Acl::Check(const AclUser& user, const CommandSpec& spec,
     }
   }
   if (user.all_keys) return v;
-  const int argc = static_cast<int>(args.size());
-  int first = spec.first_key;
-  int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
-  if (first <= 0 && !NumkeysKeyRange(spec, args, &first, &last)) return v;  // SINTERCARD...
-  if (last >= argc) last = argc - 1;
   const CommandInfo& info = commands_[index];
-  const int step = spec.key_step > 0 ? spec.key_step : 1;
   auto allowed = [&](int i) {
     const uint8_t need =
         info.written_key > 0 && i != info.written_key ? uint8_t{kAclRead} : info.key_access;
@@ -551,21 +545,15 @@ AclVerdict Acl::Check(const AclUser& user, const CommandSpec& spec,
     }
     return false;
   };
-  for (int i = first; i <= last; i += step) {
-    if (!allowed(i)) {
+  // Every key the call names (fixed and movable: numkeys, STREAMS, ZUNIONSTORE's sources); a
+  // call whose movable keys cannot be located is rejected by the command itself.
+  std::vector<KeyRef> keys;
+  CommandKeys(spec, args, &keys);
+  for (const KeyRef& k : keys) {
+    if (!allowed(k.arg)) {
       v.kind = AclVerdict::kKey;
-      v.arg = i;
+      v.arg = k.arg;
       return v;
-    }
-  }
-  // ZUNIONSTORE dst numkeys key...: the spec names only dst; the sources are checked too.
-  if (NumkeysStoreSources(spec, args, &first, &last)) {
-    for (int i = first; i <= last; ++i) {
-      if (!allowed(i)) {
-        v.kind = AclVerdict::kKey;
-        v.arg = i;
-        return v;
-      }
     }
   }
   return v;

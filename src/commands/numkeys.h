@@ -1,7 +1,8 @@
 // Keys of commands that name them with a numkeys argument right after the command name
 // (SINTERCARD numkeys key [key ...] ..., LMPOP, BLMPOP/BZMPOP timeout numkeys key ...). Their
 // CommandSpec reports no key range (first_key 0 with kCmdMovableKeys, Redis's legacy "0 0 0"
-// triple), so checks that must see every key (ACL key patterns) ask here.
+// triple), so code that must see every key asks here (through commands/command_keys.h: ACL
+// key patterns, COMMAND GETKEYS).
 //
 // Thread safety: pure function.
 #pragma once

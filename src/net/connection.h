@@ -70,6 +70,9 @@ class Connection {
   std::string* output();
   size_t output_pending() const { return out_.size() + (sending_.size() - sent_); }
   size_t input_buffered() const { return in_len_ - in_start_; }
+  // The whole query buffer of the current read batch, requests already parsed from it included
+  // (Redis's CLIENT LIST qbuf: the buffer is trimmed only between batches).
+  size_t input_length() const { return in_len_; }
   size_t input_capacity() const { return in_cap_; }
   std::string_view input() const { return {in_ + in_start_, in_len_ - in_start_}; }
 

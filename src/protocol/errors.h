@@ -86,6 +86,31 @@ inline constexpr std::string_view kErrWatchInMulti = "ERR WATCH inside MULTI is 
 inline constexpr std::string_view kErrExecAbort =
     "EXECABORT Transaction discarded because of previous errors.";
 
+// COMMAND GETKEYS / GETKEYSANDFLAGS.
+inline constexpr std::string_view kErrGetKeysUnknown = "ERR Invalid command specified";
+inline constexpr std::string_view kErrGetKeysNoKeys = "ERR The command has no key arguments";
+inline constexpr std::string_view kErrGetKeysArity =
+    "ERR Invalid number of arguments specified for command";
+inline constexpr std::string_view kErrGetKeysInvalid =
+    "ERR Invalid arguments specified for command";
+// OBJECT FREQ / IDLETIME under the other kind of maxmemory policy.
+inline constexpr std::string_view kErrNoLfu =
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that "
+    "when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+inline constexpr std::string_view kErrLfuNoIdle =
+    "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+    "switching between policies at runtime LRU and LFU data will take some time to adjust.";
+// What Lavik answers where Redis would report a per-key access counter or time it does not keep
+// (doc/commands.md, OBJECT).
+inline constexpr std::string_view kErrNoFreqTracking =
+    "ERR Lavik keeps no per-key access frequency, OBJECT FREQ has nothing to report (see "
+    "doc/commands.md, OBJECT)";
+inline constexpr std::string_view kErrNoIdleTracking =
+    "ERR Lavik keeps no per-key access time, OBJECT IDLETIME has nothing to report (see "
+    "doc/commands.md, OBJECT)";
+// SAVE / BGSAVE.
+inline constexpr std::string_view kErrBgsaveInProgress = "ERR Background save already in progress";
+
 namespace errors_internal {
 
 // What "%.*s" prints for a C string: up to the first NUL, at most `max` bytes.

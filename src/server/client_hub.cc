@@ -221,8 +221,8 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   s += " psub=" + std::to_string(ps ? ps->patterns() : 0);
   s += " ssub=" + std::to_string(ps ? ps->shard_channels() : 0);
   s += " multi=-1";
-  s += " qbuf=" + std::to_string(c.input_buffered());
-  s += " qbuf-free=" + std::to_string(c.input_capacity() - c.input_buffered());
+  s += " qbuf=" + std::to_string(c.input_length());
+  s += " qbuf-free=" + std::to_string(c.input_capacity() - c.input_length());
   s += " argv-mem=" + std::to_string(argv_mem);
   s += " multi-mem=0";
   s += " rbs=" + std::to_string(c.input_capacity());

@@ -25,6 +25,8 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       TransactionCommands(),   DumpCommands(),          GeoCommands(),
       HyperLogLogCommands(),   BitmapCommands(),        SortCommands(),
       LcsCommands(),
+      TransactionCommands(),   MemoryCommands(),        SaveCommands(),
+      LolwutCommands(),
   };
 }
 

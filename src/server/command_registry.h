@@ -14,6 +14,9 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies();
 // The families defined in server/.
 std::span<const CommandSpec> ConnectionCommands();
 std::span<const CommandSpec> ServerCommands();
-std::span<const CommandSpec> AclCommands();  // acl_commands.cc
+std::span<const CommandSpec> AclCommands();     // acl_commands.cc
+std::span<const CommandSpec> MemoryCommands();  // memory_command.cc
+std::span<const CommandSpec> SaveCommands();    // save_command.cc
+std::span<const CommandSpec> LolwutCommands();  // lolwut_command.cc
 
 }  // namespace lavik

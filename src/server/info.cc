@@ -1,12 +1,10 @@
 // INFO: Redis's sections and field names, filled from every worker's counters and shard.
-#include <malloc.h>
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -37,6 +35,7 @@ struct ShardFigures {
   uint64_t bytes_written = 0;
   bool defrag_running = false;
   uint64_t lazyfree_pending = 0;  // chunks of dead chunked collections not yet freed
+  uint64_t lazyfreed = 0;         // chunks the background sweep freed
   uint64_t chunk_records = 0;
 };
 
@@ -55,20 +54,6 @@ std::string Human(uint64_t bytes) {
     std::snprintf(buf, sizeof(buf), "%.2f%s", v, units[u]);
   }
   return buf;
-}
-
-uint64_t RssBytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
-
-uint64_t UsedMemory() {
-  struct mallinfo2 mi = mallinfo2();
-  uint64_t used = mi.uordblks + mi.hblkhd;
-  // A replaced allocator (sanitizers, jemalloc preload) reports nothing here: fall back to RSS.
-  return used != 0 ? used : RssBytes();
 }
 
 bool Wanted(const std::vector<std::string>& sections, const char* name, bool is_default) {
@@ -117,6 +102,7 @@ Task Info(Context& ctx) {
       f.bytes_written = st.device().bytes_written();
       f.defrag_running = st.defrag_running();
       f.lazyfree_pending = st.chunks().pending();
+      f.lazyfreed = st.stats().lazyfreed_chunks;
       f.chunk_records = st.internal_records();
       f.memory = MeasureWorker(*server, w);
     });
@@ -131,6 +117,7 @@ Task Info(Context& ctx) {
     total.cache_misses += f.cache_misses;
     total.tombstones += f.tombstones;
     total.lazyfree_pending += f.lazyfree_pending;
+    total.lazyfreed += f.lazyfreed;
     total.chunk_records += f.chunk_records;
     total.reads += f.reads;
     total.writes += f.writes;
@@ -207,7 +194,7 @@ Task Info(Context& ctx) {
     // (memory_guard.h). The allocator's total is shown as used_memory_allocator.
     const MemoryFigures& m = total.memory;
     uint64_t used = m.Total();
-    uint64_t rss = RssBytes();
+    uint64_t rss = ProcessRssBytes();
     uint64_t limit = server->memory_guard().limit();
     out += "# Memory\r\n";
     Field(&out, "used_memory", used);
@@ -218,7 +205,7 @@ Task Info(Context& ctx) {
     Field(&out, "used_memory_clients", m.clients);
     Field(&out, "used_memory_registered", m.registered);
     Field(&out, "used_memory_not_evictable", m.NonEvictable());
-    Field(&out, "used_memory_allocator", UsedMemory());
+    Field(&out, "used_memory_allocator", AllocatorBytes());
     Field(&out, "used_memory_rss", rss);
     Field(&out, "used_memory_rss_human", Human(rss));
     Field(&out, "used_memory_peak", used);
@@ -231,15 +218,25 @@ Task Info(Context& ctx) {
           used == 0 ? std::string("0.00") : std::to_string(static_cast<double>(rss) / used));
     Field(&out, "mem_allocator", "libc");
     Field(&out, "lazyfree_pending_objects", total.lazyfree_pending);
+    Field(&out, "lazyfreed_objects", total.lazyfreed);
     out += "\r\n";
   }
   if (Wanted(sections, "persistence", true)) {
     out += "# Persistence\r\n";
     Field(&out, "loading", 0);
     Field(&out, "async_loading", 0);
-    Field(&out, "rdb_changes_since_last_save", total.stats.dirty);
-    Field(&out, "rdb_bgsave_in_progress", 0);
-    Field(&out, "rdb_last_bgsave_status", "ok");
+    const SaveState& save = server->save_state();
+    const uint64_t saved = save.dirty_at_save.load();
+    const int64_t save_start = save.current_start_ms.load();
+    Field(&out, "rdb_changes_since_last_save",
+          total.stats.dirty > saved ? total.stats.dirty - saved : 0);
+    Field(&out, "rdb_bgsave_in_progress", save.in_progress.load() ? 1 : 0);
+    Field(&out, "rdb_last_save_time", static_cast<uint64_t>(save.last_save_s.load()));
+    Field(&out, "rdb_last_bgsave_status", save.last_ok.load() ? "ok" : "err");
+    Field(&out, "rdb_last_bgsave_time_sec", std::to_string(save.last_bgsave_s.load()));
+    Field(&out, "rdb_current_bgsave_time_sec",
+          std::to_string(save_start == 0 ? -1 : (now_ms - save_start) / 1000));
+    Field(&out, "rdb_saves", save.saves.load());
     Field(&out, "aof_enabled", 0);
     Field(&out, "aof_rewrite_in_progress", 0);
     out += "\r\n";
@@ -330,9 +327,15 @@ Task Info(Context& ctx) {
     Field(&out, "used_cpu_user", buf);
     out += "\r\n";
   }
+  if (Wanted(sections, "modules", true)) out += "# Modules\r\n\r\n";  // Lavik loads none
   server->observability().stats.AppendInfo(Wanted(sections, "commandstats", false),
                                            Wanted(sections, "errorstats", true),
                                            Wanted(sections, "latencystats", false), &out);
+  if (Wanted(sections, "cluster", true)) {
+    out += "# Cluster\r\n";
+    Field(&out, "cluster_enabled", 0);
+    out += "\r\n";
+  }
   if (Wanted(sections, "keyspace", true)) {
     out += "# Keyspace\r\n";
     if (total.keys > 0) {

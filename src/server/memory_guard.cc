@@ -1,6 +1,10 @@
 #include "server/memory_guard.h"
 
+#include <malloc.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -11,6 +15,19 @@
 #include "storage/store.h"
 
 namespace lavik {
+
+uint64_t ProcessRssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+uint64_t AllocatorBytes() {
+  struct mallinfo2 mi = mallinfo2();
+  uint64_t used = mi.uordblks + mi.hblkhd;
+  return used != 0 ? used : ProcessRssBytes();
+}
 
 MemoryFigures MeasureWorker(Server& server, int id) {
   Store& st = server.shards().at(id).store;

@@ -52,6 +52,11 @@ struct MemoryFigures {
 // Worker `id`'s figures: its shard and the clients it owns. Runs on worker id's thread.
 MemoryFigures MeasureWorker(Server& server, int id);
 
+// The process's resident set (/proc/self/statm) and what malloc has handed out (mallinfo2; the
+// RSS when a replaced allocator reports nothing). Any thread.
+uint64_t ProcessRssBytes();
+uint64_t AllocatorBytes();
+
 // Fills the memory defaults a Config leaves open: cache_mb < 0 becomes a quarter of the memory
 // available, max_memory < 0 becomes 80% of it (AvailableMemoryBytes()).
 void ResolveMemoryDefaults(Config* config);

@@ -8,9 +8,10 @@
 // else "hashtable" / "skiplist"; a set is "intset" while every member is an integer and there
 // are at most set-max-intset-entries of them, else "hashtable"; a stream is "stream". Unlike
 // Redis, a collection that shrinks back under the limits reports the compact encoding again.
-// REFCOUNT is always 1: Lavik shares no values between keys. FREQ: Lavik does not count accesses,
-// so it has nothing to report under an LFU policy either; IDLETIME is not offered, as Lavik does
-// not keep a last-access time per key.
+// REFCOUNT is always 1: Lavik shares no values between keys. FREQ and IDLETIME: Lavik keeps no
+// access counter or time per key (its index entry is 8 bytes and stays so), so where Redis would
+// answer a number they answer an error that says so; under the other kind of maxmemory-policy
+// they give Redis's own errors, and a missing key is nil as in Redis.
 #include "server/object_command.h"
 
 #include <cstdint>
@@ -144,25 +145,32 @@ Task ObjectRefcount(Context& ctx) {
   }
 }
 
-Task ObjectFreq(Context& ctx) {
+bool LfuPolicy(Server* server) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string_view pattern[] = {"maxmemory-policy"};
+  server->ConfigGet(pattern, &out);
+  return !out.empty() && out[0].second.find("lfu") != std::string::npos;
+}
+
+// FREQ and IDLETIME: nil for a missing key; Redis's error under the other kind of policy; and
+// where Redis would answer a number, an error saying Lavik has none (never a made-up figure).
+Task ObjectAccess(Context& ctx, bool freq) {
   bool exists = false;
   co_await KeyExists(ctx, ctx.args[2], &exists);
   if (!exists) {
     ctx.reply->Null();
     co_return;
   }
-  std::vector<std::pair<std::string, std::string>> out;
-  const std::string_view pattern[] = {"maxmemory-policy"};
-  ctx.server->ConfigGet(pattern, &out);
-  if (out.empty() || out[0].second.find("lfu") == std::string::npos) {
-    ctx.reply->Error(
-        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
-        "that when switching between policies at runtime LRU and LFU data will take some time "
-        "to adjust.");
+  const bool lfu = LfuPolicy(ctx.server);
+  if (freq) {
+    ctx.reply->Error(lfu ? kErrNoFreqTracking : kErrNoLfu);
   } else {
-    ctx.reply->Error("ERR Lavik does not track access frequency (see doc/commands.md, OBJECT)");
+    ctx.reply->Error(lfu ? kErrLfuNoIdle : kErrNoIdleTracking);
   }
 }
+
+Task ObjectFreq(Context& ctx) { return ObjectAccess(ctx, true); }
+Task ObjectIdletime(Context& ctx) { return ObjectAccess(ctx, false); }
 
 Task ObjectHelp(Context& ctx) {
   static const char* kLines[] = {
@@ -173,6 +181,9 @@ Task ObjectHelp(Context& ctx) {
       "FREQ <key>",
       "    Return the access frequency index of the <key>. The returned integer is",
       "    proportional to the logarithm of the recent access frequency of the key.",
+      "IDLETIME <key>",
+      "    Return the idle time of the <key>, that is the approximated number of",
+      "    seconds elapsed since the last access to the key.",
       "REFCOUNT <key>",
       "    Return the number of references of the value associated with the specified",
       "    <key>.",
@@ -191,6 +202,8 @@ const CommandSpec kObjectSubcommands[] = {
      "Returns the internal encoding of a Redis object.", "2.2.3"},
     {"object|freq", 3, kR, 2, 2, 1, &ObjectFreq, "@keyspace @read @slow", "generic",
      "Returns the logarithmic access frequency counter of a Redis object.", "4.0.0"},
+    {"object|idletime", 3, kR, 2, 2, 1, &ObjectIdletime, "@keyspace @read @slow", "generic",
+     "Returns the time since the last access to a Redis object.", "2.2.3"},
     {"object|refcount", 3, kR, 2, 2, 1, &ObjectRefcount, "@keyspace @read @slow", "generic",
      "Returns the reference count of a value of a key.", "2.2.3"},
     {"object|help", 2, kCmdLoading | kCmdStale | kCmdHome, 0, 0, 0, &ObjectHelp, "@keyspace @slow",

@@ -1,5 +1,5 @@
-// OBJECT ENCODING / FREQ / REFCOUNT / HELP (object_command.cc explains what they answer for
-// Lavik's records).
+// OBJECT ENCODING / FREQ / IDLETIME / REFCOUNT / HELP (object_command.cc explains what they answer
+// for Lavik's records).
 //
 // Thread safety: the handlers run on the connection's worker (kCmdHome) and read the key on its
 // own worker.

@@ -438,6 +438,7 @@ int Server::Run() {
     return 1;
   }
   start_ms_ = NowMs();
+  save_state_.last_save_s = start_ms_ / 1000;  // LASTSAVE before the first SAVE, as Redis
   if (!obs_->BindMetrics(config_, &error)) {
     LogWarning("Fatal: " + error);
     return 1;

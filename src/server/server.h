@@ -33,6 +33,7 @@
 #include "observability/worker_stats.h"
 #include "runtime/worker.h"
 #include "server/memory_guard.h"
+#include "server/save_state.h"
 #include "storage/data_file.h"
 #include "storage/recovery.h"
 
@@ -95,6 +96,7 @@ class Server : public RequestHandler {
   const RecoveryReport& recovery() const { return recovery_; }
   bool defrag_paused() const { return defrag_paused_.load(std::memory_order_relaxed); }
   MemoryGuard& memory_guard() { return *memory_guard_; }  // any thread (see memory_guard.h)
+  SaveState& save_state() { return save_state_; }         // any thread (see save_state.h)
   size_t registered_buffer_bytes(int id) const { return io_pools_[id]->bytes(); }  // worker id
 
  private:
@@ -132,6 +134,7 @@ class Server : public RequestHandler {
   std::atomic<bool> defrag_paused_{false};
   std::atomic<int64_t> cache_mb_{0};
   std::unique_ptr<MemoryGuard> memory_guard_;
+  SaveState save_state_;
   int64_t applied_cache_mb_ = 0;
   Listener listener_;      // plain TCP on `port` (not bound when port is 0)
   Listener tls_listener_;  // TLS on tls-port (not bound when it is 0)

@@ -18,6 +18,10 @@
 namespace lavik {
 
 Task Info(Context& ctx);  // info.cc
+// command_keys_commands.cc
+Task CommandGetKeys(Context& ctx);
+Task CommandGetKeysAndFlags(Context& ctx);
+Task CommandList(Context& ctx);
 
 namespace {
 
@@ -58,10 +62,15 @@ Task ConfigResetStat(Context& ctx) {
       s.connections_received.Reset();
       s.rejected_connections.Reset();
       s.expired_keys_active.Reset();
-      server->shards().at(w).store.stats() = StoreStats{};
+      // Redis keeps the dirty counter (rdb_changes_since_last_save) across RESETSTAT.
+      StoreStats& st = server->shards().at(w).store.stats();
+      const uint64_t dirty = st.dirty;
+      st = StoreStats{};
+      st.dirty = dirty;
       server->observability().stats.ResetWorker(w);
     });
   }
+  server->save_state().saves = 0;
   ctx.reply->Ok();
 }
 
@@ -198,16 +207,6 @@ Task CommandCount(Context& ctx) {
   co_return;
 }
 
-Task CommandList(Context& ctx) {
-  if (ctx.args.size() > 2) {
-    ctx.reply->Error(kErrSyntax);
-    co_return;
-  }
-  const auto& all = ctx.server->commands().all();
-  ctx.reply->Array(all.size());
-  for (const CommandSpec* s : all) ctx.reply->Bulk(s->name);
-}
-
 // Resolves "get" or "client|list" to a spec.
 const CommandSpec* Resolve(const CommandTable& table, std::string_view name) {
   size_t bar = name.find('|');
@@ -262,10 +261,18 @@ Task CommandHelp(Context& ctx) {
       "    Return a list of all commands in this Redis server.",
       "INFO [<command-name> ...]",
       "    Return details about multiple Redis commands.",
+      "    If no command names are given, documentation details for all",
+      "    commands are returned.",
       "DOCS [<command-name> ...]",
       "    Return documentation details about multiple Redis commands.",
+      "    If no command names are given, documentation details for all",
+      "    commands are returned.",
+      "GETKEYS <full-command>",
+      "    Return the keys from a full Redis command.",
+      "GETKEYSANDFLAGS <full-command>",
+      "    Return the keys and the access flags from a full Redis command.",
       "HELP",
-      "    Print this help.",
+      "    Prints this help.",
   };
   ctx.reply->Array(std::size(kLines));
   for (const char* l : kLines) ctx.reply->Simple(l);
@@ -303,6 +310,11 @@ const CommandSpec kCommandSubcommands[] = {
      "Returns documentary information about one, multiple or all "
      "commands.",
      "7.0.0"},
+    {"command|getkeys", -4, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &CommandGetKeys,
+     "@slow @connection", "server", "Extract keys given a full Redis command", "2.8.13"},
+    {"command|getkeysandflags", -4, kSrv | kCmdLoading | kCmdStale, 0, 0, 0,
+     &CommandGetKeysAndFlags, "@slow @connection", "server",
+     "Extract keys and access flags given a full Redis command", "7.0.0"},
     {"command|help", 2, kSrv | kCmdLoading | kCmdStale, 0, 0, 0, &CommandHelp, "@slow @connection",
      "server", "Returns helpful text about the different subcommands.", "5.0.0"},
 };

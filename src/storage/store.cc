@@ -636,6 +636,7 @@ Task SweepDeadChunks(Store& st, size_t budget) {
         for (size_t j = i; j < dead.size(); ++j) st.chunks().Requeue(dead[j]);
         co_return;
       }
+      ++st.stats().lazyfreed_chunks;
     }
     co_await YieldToLoop();
   }

@@ -58,6 +58,7 @@ struct StoreStats {
   uint64_t defrag_segments = 0;
   uint64_t defrag_records = 0;
   uint64_t tombstones_dropped = 0;
+  uint64_t lazyfreed_chunks = 0;  // chunks of dead collections the background sweep deleted
 };
 
 struct KeyInfo {

@@ -72,6 +72,11 @@ const std::string* ValueCache::Get(uint64_t fp, uint64_t loc) {
   return &n->value;
 }
 
+size_t ValueCache::ChargeOf(uint64_t fp, uint64_t loc) const {
+  Node* const* found = index_.Find(fp);
+  return found != nullptr && (*found)->loc == loc ? Charge((*found)->value.size()) : 0;
+}
+
 void ValueCache::Put(uint64_t fp, uint64_t loc, std::string_view value) {
   if (capacity_ == 0) return;
   Node** found = index_.Find(fp);

@@ -80,6 +80,10 @@ class ValueCache {
   // Entries dropped to make room (not Erase/Clear/stale-version drops).
   uint64_t evictions() const { return evictions_; }
 
+  // What the entry for (fp, loc) is charged (0 if not cached), without counting an access
+  // (MEMORY USAGE).
+  size_t ChargeOf(uint64_t fp, uint64_t loc) const;
+
   // Introspection for metrics and tests.
   size_t small_bytes() const { return small_.bytes; }
   size_t main_bytes() const { return main_.bytes; }

@@ -72,6 +72,7 @@ TEST_F(CommandTableTest, HoldsEveryFamily) {
               StreamReadCommands().size();
   expected += BitmapCommands().size() + HyperLogLogCommands().size() + GeoCommands().size() +
               SortCommands().size() + LcsCommands().size() + DumpCommands().size();
+  expected += MemoryCommands().size() + SaveCommands().size() + LolwutCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
@@ -247,8 +248,8 @@ TEST_F(CommandTableTest, OnlyContainersHaveSubcommands) {
     }
   }
   EXPECT_EQ(containers,
-            (std::set<std::string_view>{"acl", "client", "config", "command", "latency", "object",
-                                        "pubsub", "slowlog", "xgroup", "xinfo"}));
+            (std::set<std::string_view>{"acl", "client", "config", "command", "latency", "memory",
+                                        "object", "pubsub", "slowlog", "xgroup", "xinfo"}));
 }
 
 TEST_F(CommandTableTest, EverySpecWithoutSubcommandsHasAHandler) {

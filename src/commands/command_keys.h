@@ -1,0 +1,40 @@
+// Which arguments of a call are keys, for every command, and the key-spec flags Redis 7.0
+// reports for each (COMMAND GETKEYS / GETKEYSANDFLAGS, ACL key patterns). Fixed positions come
+// from the CommandSpec (first/last/step); movable keys from the arguments: a numkeys count
+// (SINTERCARD, LMPOP, ZUNION, ZUNIONSTORE's sources, EVAL/FCALL), XREAD/XREADGROUP's STREAMS,
+// SORT's STORE, GEORADIUS's STORE/STOREDIST and MIGRATE's KEYS.
+//
+// Thread safety: pure functions over immutable tables.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "commands/command.h"
+
+namespace lavik {
+
+struct KeyRef {
+  int arg;   // index into args
+  int spec;  // which of the command's key specs (Redis's order) it belongs to
+};
+
+// Appends the call's keys to *out in Redis's order (by key spec, then position). False if the
+// arguments that locate movable keys are malformed (a bad numkeys, no balanced STREAMS list);
+// *out then holds the keys found before the problem.
+bool CommandKeys(const CommandSpec& spec, std::span<const std::string_view> args,
+                 std::vector<KeyRef>* out);
+
+// True if the command can name keys at all (fixed positions, movable keys or a key spec).
+bool CommandHasKeys(const CommandSpec& spec);
+
+// True for commands whose calls may name no key (EVAL, FCALL: Redis's no_mandatory_keys).
+bool KeysAreOptional(const CommandSpec& spec);
+
+// The flags of key spec `index` for this call, space-separated ("RW access delete"); SET and
+// BITFIELD's depend on the arguments, as in Redis. Empty if the command has no such spec.
+std::string_view KeySpecFlags(const CommandSpec& spec, std::span<const std::string_view> args,
+                              int index);
+
+}  // namespace lavik

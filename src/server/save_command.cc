@@ -1,0 +1,124 @@
+// SAVE, BGSAVE [SCHEDULE], LASTSAVE (doc/commands.md, "SAVE").
+//
+// Lavik's dataset lives in its data file, so there is no RDB to write: a save makes the data
+// file durable — every shard writes out its log buffers and syncs (Store::FlushAndSync) — and
+// then counts as Redis's save does: LASTSAVE moves, rdb_changes_since_last_save restarts from
+// the writes it covered, rdb_saves grows. The index checkpoint (storage/recovery.h) is not
+// written here: it is valid only while nothing is written after it (the superblock's `clean`
+// flag), which only a shutdown can promise; --shutdown-checkpoint writes it then. BGSAVE runs the
+// same flush as a background task on the connection's worker and replies at once.
+#include <string>
+
+#include "base/ascii.h"
+#include "base/clock.h"
+#include "protocol/errors.h"
+#include "runtime/shard_hop.h"
+#include "server/command_registry.h"
+#include "server/server.h"
+#include "storage/store.h"
+
+namespace lavik {
+namespace {
+
+// Flushes and syncs every shard's log; records the outcome in the server's SaveState (whose
+// in_progress the caller holds). True if every shard synced.
+Task SaveAll(Server* server, bool* ok) {
+  SaveState& state = server->save_state();
+  const int64_t start_ms = NowMs();
+  state.current_start_ms = start_ms;
+  *ok = true;
+  uint64_t dirty = 0;
+  for (int w = 0; w < server->worker_count(); ++w) {
+    co_await ShardCall(server->worker(w), [server, w, ok, &dirty]() -> Task {
+      Store& st = server->shards().at(w).store;
+      dirty += st.stats().dirty;  // the writes this flush makes durable
+      bool synced = false;
+      co_await st.FlushAndSync(&synced);
+      if (!synced) *ok = false;
+    });
+  }
+  state.last_ok = *ok;
+  if (*ok) {
+    state.dirty_at_save = dirty;
+    state.last_save_s = NowMs() / 1000;
+    ++state.saves;
+  }
+  state.current_start_ms = 0;
+  state.last_bgsave_s = (NowMs() - start_ms) / 1000;
+}
+
+Task BackgroundSave(Server* server) {
+  SaveState& state = server->save_state();
+  for (;;) {
+    bool ok;
+    co_await SaveAll(server, &ok);
+    if (state.scheduled.exchange(false)) continue;
+    state.in_progress = false;
+    // A BGSAVE SCHEDULE that came in between the two lines above runs now.
+    if (!state.scheduled.exchange(false) || state.in_progress.exchange(true)) break;
+  }
+}
+
+Task Save(Context& ctx) {
+  SaveState& state = ctx.server->save_state();
+  if (state.in_progress.exchange(true)) {
+    ctx.reply->Error(kErrBgsaveInProgress);
+    co_return;
+  }
+  bool ok;
+  co_await SaveAll(ctx.server, &ok);
+  state.in_progress = false;
+  if (ok) {
+    ctx.reply->Ok();
+  } else {
+    ctx.reply->Error("ERR");  // Redis's reply to a failed SAVE (the log says why)
+  }
+}
+
+Task Bgsave(Context& ctx) {
+  bool schedule = false;
+  if (ctx.args.size() > 1) {
+    if (ctx.args.size() > 2 || !EqualsNoCase(ctx.args[1], "schedule")) {
+      ctx.reply->Error(kErrSyntax);
+      co_return;
+    }
+    schedule = true;
+  }
+  SaveState& state = ctx.server->save_state();
+  if (state.in_progress.exchange(true)) {
+    if (!schedule) {
+      ctx.reply->Error(kErrBgsaveInProgress);
+      co_return;
+    }
+    state.scheduled = true;
+    ctx.reply->Simple("Background saving scheduled");
+    co_return;
+  }
+  ctx.reply->Simple("Background saving started");
+  Task t = BackgroundSave(ctx.server);
+  t.Start(nullptr, nullptr);
+}
+
+Task Lastsave(Context& ctx) {
+  ctx.reply->Integer(ctx.server->save_state().last_save_s.load());
+  co_return;
+}
+
+constexpr uint32_t kSrv = kCmdHome;
+
+const CommandSpec kSaveCommands[] = {
+    {"save", 1, kSrv | kCmdAdmin | kCmdNoScript | kCmdNoMulti, 0, 0, 0, &Save,
+     "@admin @slow @dangerous", "server", "Makes the dataset durable on disk, synchronously.",
+     "1.0.0"},
+    {"bgsave", -1, kSrv | kCmdAdmin | kCmdNoScript, 0, 0, 0, &Bgsave, "@admin @slow @dangerous",
+     "server", "Makes the dataset durable on disk in the background.", "1.0.0"},
+    {"lastsave", 1, kSrv | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, &Lastsave,
+     "@admin @fast @dangerous", "server",
+     "Returns the Unix timestamp of the last successful save to disk.", "1.0.0"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> SaveCommands() { return kSaveCommands; }
+
+}  // namespace lavik
