@@ -6,6 +6,7 @@
 #include "commands/key_copy.h"
 #include "observability/observability.h"
 #include "pubsub/pubsub.h"
+#include "scripting/scripting.h"
 #include "server/object_command.h"
 #include "server/reset_command.h"
 #include "transaction/transaction.h"
@@ -21,7 +22,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       StreamInfoCommands(),    StreamReadCommands(),    ConnectionCommands(),
       ResetCommands(),         ObjectCommands(),        ServerCommands(),
       ObservabilityCommands(), AclCommands(),           PubSubCommands(),
-      TransactionCommands(),
+      TransactionCommands(),   ScriptingCommands(),
   };
 }
 

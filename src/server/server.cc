@@ -17,6 +17,7 @@
 #include "blocking/list_blocking.h"
 #include "client/client_state.h"
 #include "pubsub/pubsub.h"
+#include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/command_registry.h"
 #include "server/metrics_collect.h"
@@ -119,6 +120,9 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
       &services_, [hub = hub_.get()](ClientState* cl) { hub->OnPubSubOutput(cl); });
   services_.pubsub = pubsub_.get();
   services_.observability = obs_.get();
+  services_.commands = &table_;
+  services_.acl = acl_.get();
+  ConfigureScripting(registry_);
   run_id_ = RandomHex(40);
 }
 

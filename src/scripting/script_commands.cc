@@ -1,0 +1,261 @@
+// EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (scripting.h).
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "base/ascii.h"
+#include "base/clock.h"
+#include "base/numbers.h"
+#include "client/services.h"
+#include "commands/multi_shard.h"
+#include "config/config_registry.h"
+#include "observability/observability.h"
+#include "protocol/errors.h"
+#include "scripting/fiber.h"
+#include "scripting/lua_engine.h"
+#include "scripting/script_cache.h"
+#include "scripting/scripting.h"
+
+namespace lavik {
+
+bool ScriptBusy() { return RunningScript().busy.load(std::memory_order_acquire); }
+
+size_t ScriptCacheBytes() { return ScriptCache::Get().body_bytes(); }
+size_t ScriptCacheCount() { return ScriptCache::Get().count(); }
+
+void ConfigureScripting(ConfigRegistry& registry) {
+  auto apply = [](std::string_view v) {
+    RunningScript().threshold_ms.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
+    return Status::Ok();
+  };
+  if (const std::string* v = registry.Value("busy-reply-threshold")) apply(*v);
+  registry.OnChange("busy-reply-threshold", apply);
+}
+
+namespace {
+
+std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i <= s.size()) {
+    size_t j = s.find(sep, i);
+    if (j == std::string_view::npos) j = s.size();
+    if (j > i || sep == ',') out.push_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+// "#!lua flags=a,b" (Redis 7.0's shebang): sets *no_writes; false (error written) if invalid.
+bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes) {
+  if (!body.starts_with("#!")) return true;
+  const size_t nl = body.find('\n');
+  if (nl == std::string_view::npos) {
+    ctx.reply->Error("ERR Invalid script shebang");
+    return false;
+  }
+  std::vector<std::string_view> parts = SplitOn(body.substr(0, nl), ' ');
+  if (parts.empty() || parts[0] != "#!lua") {
+    ctx.reply->Error("ERR Unexpected engine in script shebang: " +
+                     std::string(parts.empty() ? "" : parts[0]));
+    return false;
+  }
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (!parts[i].starts_with("flags=")) {
+      ctx.reply->Error("ERR Unknown lua shebang option: " + std::string(parts[i]));
+      return false;
+    }
+    std::string_view list = parts[i].substr(6);
+    if (list.empty()) continue;
+    for (std::string_view f : SplitOn(list, ',')) {
+      if (f == "no-writes") {
+        *no_writes = true;
+      } else if (f != "allow-oom" && f != "allow-stale" && f != "no-cluster" &&
+                 f != "allow-cross-slot-keys") {
+        ctx.reply->Error("ERR Unexpected flag in script shebang: " + std::string(f));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+void RunOnFiber(void* arg) { LuaEngine::Local().Run(*static_cast<ScriptRun*>(arg)); }
+
+// Every shard, in ascending order (doc/threading.md: a script may name keys it did not
+// declare, so it holds the whole keyspace like a Redis script does).
+Task LockAll(Context& ctx, const void* owner) {
+  for (int id = 0; id < ctx.shards->size(); ++id) {
+    co_await ShardLockAwaiter(&ctx.shards->at(id), owner);
+  }
+}
+
+Task UnlockAll(Context& ctx) {
+  for (int id = 0; id < ctx.shards->size(); ++id) {
+    Shard* s = &ctx.shards->at(id);
+    co_await ShardHop(s->worker, [s]() { s->Unlock(); });
+  }
+}
+
+Task EvalGeneric(Context& ctx, bool by_sha, bool read_only) {
+  int64_t numkeys = 0;
+  if (!ParseInt64(ctx.args[2], &numkeys)) {
+    ctx.reply->Error(kErrNotInteger);
+    co_return;
+  }
+  const int64_t rest = static_cast<int64_t>(ctx.args.size()) - 3;
+  if (numkeys > rest) {
+    ctx.reply->Error("ERR Number of keys can't be greater than number of args");
+    co_return;
+  }
+  if (numkeys < 0) {
+    ctx.reply->Error("ERR Number of keys can't be negative");
+    co_return;
+  }
+  ScriptRun run;
+  std::string body;
+  ScriptCache& cache = ScriptCache::Get();
+  if (by_sha) {
+    if (!cache.Find(ctx.args[1], &body)) {
+      ctx.reply->Error(kErrNoScript);
+      co_return;
+    }
+    run.sha = Sha1Hex(body);
+  } else {
+    body.assign(ctx.args[1]);
+    run.sha = Sha1Hex(body);
+  }
+  bool no_writes = false;
+  if (!ParseShebangOrReply(ctx, body, &no_writes)) co_return;
+  if (!by_sha && !cache.Exists(run.sha)) {
+    std::string error = LuaEngine::CompileError(body);
+    if (!error.empty()) {
+      ctx.reply->Error(error);
+      co_return;
+    }
+    cache.Add(body);
+  }
+  run.ctx = &ctx;
+  run.body = body;
+  run.keys = ctx.args.subspan(3, numkeys);
+  run.args = ctx.args.subspan(3 + numkeys);
+  run.read_only = read_only || no_writes;
+
+  if (!ctx.in_exec) co_await LockAll(ctx, &run);
+  ScriptStatus& status = RunningScript();
+  status.wrote.store(false);
+  status.kill.store(false);
+  status.running.store(true, std::memory_order_release);
+  run.start_ns = MonotonicNs();
+  co_await Fiber::Local().Run(&RunOnFiber, &run);
+  status.running.store(false, std::memory_order_release);
+  status.busy.store(false, std::memory_order_release);
+  status.kill.store(false);
+  if (!ctx.in_exec) co_await UnlockAll(ctx);
+}
+
+Task Eval(Context& ctx) { return EvalGeneric(ctx, false, false); }
+Task EvalSha(Context& ctx) { return EvalGeneric(ctx, true, false); }
+Task EvalRo(Context& ctx) { return EvalGeneric(ctx, false, true); }
+Task EvalShaRo(Context& ctx) { return EvalGeneric(ctx, true, true); }
+
+Task ScriptLoad(Context& ctx) {
+  std::string error = LuaEngine::CompileError(ctx.args[2]);
+  if (!error.empty()) {
+    ctx.reply->Error(error);
+    co_return;
+  }
+  ctx.reply->Bulk(ScriptCache::Get().Add(ctx.args[2]));
+}
+
+Task ScriptExists(Context& ctx) {
+  ctx.reply->Array(ctx.args.size() - 2);
+  for (size_t i = 2; i < ctx.args.size(); ++i) {
+    ctx.reply->Integer(ScriptCache::Get().Exists(ctx.args[i]) ? 1 : 0);
+  }
+  co_return;
+}
+
+Task ScriptFlush(Context& ctx) {
+  if (ctx.args.size() > 3 || (ctx.args.size() == 3 && !EqualsNoCase(ctx.args[2], "sync") &&
+                              !EqualsNoCase(ctx.args[2], "async"))) {
+    ctx.reply->Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    co_return;
+  }
+  ScriptCache::Get().Flush();
+  ctx.reply->Ok();
+}
+
+Task ScriptKill(Context& ctx) {
+  ScriptStatus& status = RunningScript();
+  if (!status.running.load(std::memory_order_acquire)) {
+    ctx.reply->Error(kErrNotBusy);
+  } else if (status.wrote.load()) {
+    ctx.reply->Error(kErrUnkillable);
+  } else {
+    status.kill.store(true, std::memory_order_release);
+    ctx.reply->Ok();
+  }
+  co_return;
+}
+
+Task ScriptHelp(Context& ctx) {
+  static constexpr const char* kLines[] = {
+      "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "DEBUG (YES|SYNC|NO)",
+      "    Set the debug mode for subsequent scripts executed.",
+      "EXISTS <sha1> [<sha1> ...]",
+      "    Return information about the existence of the scripts in the script cache.",
+      "FLUSH [ASYNC|SYNC]",
+      "    Flush the Lua scripts cache. Very dangerous on replicas.",
+      "    When called without the optional mode argument, the behavior is determined by the",
+      "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+      "    * ASYNC: Asynchronously flush the scripts cache.",
+      "    * SYNC: Synchronously flush the scripts cache.",
+      "KILL",
+      "    Kill the currently executing Lua script.",
+      "LOAD <script>",
+      "    Load a script into the scripts cache without executing it.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.reply->Array(std::size(kLines));
+  for (const char* l : kLines) ctx.reply->Simple(l);
+  co_return;
+}
+
+constexpr uint32_t kEvalFlags =
+    kCmdHome | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys | kCmdMovableKeys;
+constexpr uint32_t kScr = kCmdHome;
+
+const CommandSpec kScriptSubcommands[] = {
+    {"script|exists", -3, kScr | kCmdNoScript, 0, 0, 0, &ScriptExists, "@slow @scripting",
+     "scripting", "Check existence of scripts in the script cache.", "2.6.0"},
+    {"script|load", 3, kScr | kCmdNoScript | kCmdStale, 0, 0, 0, &ScriptLoad, "@slow @scripting",
+     "scripting", "Load the specified Lua script into the script cache.", "2.6.0"},
+    {"script|help", 2, kScr | kCmdLoading | kCmdStale, 0, 0, 0, &ScriptHelp, "@slow @scripting",
+     "scripting", "Show helpful text about the different subcommands", "5.0.0"},
+    {"script|kill", 2, kScr | kCmdNoScript | kCmdAllowBusy, 0, 0, 0, &ScriptKill,
+     "@slow @scripting", "scripting", "Kill the script currently in execution.", "2.6.0"},
+    {"script|flush", -2, kScr | kCmdNoScript, 0, 0, 0, &ScriptFlush, "@slow @scripting",
+     "scripting", "Remove all the scripts from the script cache.", "2.6.0"},
+};
+
+const CommandSpec kScriptingCommands[] = {
+    {"eval", -3, kEvalFlags, 0, 0, 0, &Eval, "@slow @scripting", "scripting",
+     "Execute a Lua script server side", "2.6.0"},
+    {"evalsha", -3, kEvalFlags, 0, 0, 0, &EvalSha, "@slow @scripting", "scripting",
+     "Execute a Lua script server side", "2.6.0"},
+    {"eval_ro", -3, kEvalFlags | kCmdReadOnly, 0, 0, 0, &EvalRo, "@slow @scripting", "scripting",
+     "Execute a read-only Lua script server side", "7.0.0"},
+    {"evalsha_ro", -3, kEvalFlags | kCmdReadOnly, 0, 0, 0, &EvalShaRo, "@slow @scripting",
+     "scripting", "Execute a read-only Lua script server side", "7.0.0"},
+    {"script", -2, kScr, 0, 0, 0, nullptr, "@slow", "scripting",
+     "A container for Lua scripts management commands", "2.6.0", kScriptSubcommands},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> ScriptingCommands() { return kScriptingCommands; }
+
+}  // namespace lavik

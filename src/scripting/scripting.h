@@ -1,0 +1,31 @@
+// Scripting: EVAL / EVALSHA / EVAL_RO / EVALSHA_RO / SCRIPT, Lua 5.1 as Redis 7.0 runs it (see
+// doc/scripting.md), and the hooks the server needs: the busy-script state that makes other
+// clients get -BUSY, and the busy-reply-threshold parameter.
+//
+// Thread safety: ScriptBusy() may be called from any worker; the commands run on the
+// connection's worker.
+#pragma once
+
+#include <span>
+
+#include "commands/command.h"
+
+namespace lavik {
+
+class ConfigRegistry;
+
+// EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT.
+std::span<const CommandSpec> ScriptingCommands();
+
+// Reads busy-reply-threshold (alias lua-time-limit) now and on every CONFIG SET.
+void ConfigureScripting(ConfigRegistry& registry);
+
+// A script has run longer than busy-reply-threshold and is still running: commands without
+// the allow-busy flag are answered with kErrBusyScript.
+bool ScriptBusy();
+
+// INFO's memory section: bytes of the cached script bodies, and their count.
+size_t ScriptCacheBytes();
+size_t ScriptCacheCount();
+
+}  // namespace lavik
