@@ -19,6 +19,7 @@ extern "C" {
 #include "client/services.h"
 #include "commands/command_table.h"
 #include "observability/observability.h"
+#include "protocol/errors.h"
 #include "runtime/worker.h"
 #include "scripting/fiber.h"
 #include "scripting/lua_reply.h"
@@ -456,7 +457,10 @@ LuaEngine& LuaEngine::Local() {
   return *local_engine;
 }
 
-LuaEngine::LuaEngine() { Reset(); }
+LuaEngine::LuaEngine() {
+  Reset();
+  UpdateMemory();
+}
 
 LuaEngine::~LuaEngine() {
   if (L_ != nullptr) lua_close(L_);
@@ -545,11 +549,26 @@ std::string LuaEngine::CompileError(std::string_view body) {
   return error;
 }
 
+bool LuaEngine::Compiled(const std::string& sha, bool* no_writes) const {
+  if (generation_ != ScriptCache::Get().generation()) return false;
+  auto it = functions_.find(sha);
+  if (it == functions_.end()) return false;
+  *no_writes = it->second.no_writes;
+  return true;
+}
+
 bool LuaEngine::PushFunction(ScriptRun& run) {
   auto it = functions_.find(run.sha);
   if (it != functions_.end()) {
-    lua_rawgeti(L_, LUA_REGISTRYINDEX, it->second);
+    lua_rawgeti(L_, LUA_REGISTRYINDEX, it->second.ref);
     return true;
+  }
+  if (!run.body_known) {  // SCRIPT FLUSH ran while this EVALSHA waited for the shards
+    if (!ScriptCache::Get().Find(run.sha, &run.body_storage)) {
+      run.ctx->reply->Error(kErrNoScript);
+      return false;
+    }
+    run.body = run.body_storage;
   }
   std::string text(run.body);
   if (text.starts_with("#!")) text.replace(0, 2, "--");  // keeps the line numbers
@@ -560,7 +579,7 @@ bool LuaEngine::PushFunction(ScriptRun& run) {
     return false;
   }
   lua_pushvalue(L_, -1);
-  functions_[run.sha] = luaL_ref(L_, LUA_REGISTRYINDEX);
+  functions_[run.sha] = Function{luaL_ref(L_, LUA_REGISTRYINDEX), run.no_writes};
   return true;
 }
 
@@ -631,8 +650,20 @@ void LuaEngine::Run(ScriptRun& run) {
     lua_gc(L, LUA_GCSTEP, 50);
     runs = 0;
   }
+  UpdateMemory();
 }
 
-size_t LuaEngine::memory() const { return static_cast<size_t>(lua_gc(L_, LUA_GCCOUNT, 0)) * 1024; }
+namespace {
+std::atomic<size_t> total_lua_memory{0};
+}  // namespace
+
+size_t LuaEngine::TotalMemory() { return total_lua_memory.load(std::memory_order_relaxed); }
+
+void LuaEngine::UpdateMemory() {
+  const size_t now = static_cast<size_t>(lua_gc(L_, LUA_GCCOUNT, 0)) * 1024 +
+                     static_cast<size_t>(lua_gc(L_, LUA_GCCOUNTB, 0));
+  total_lua_memory.fetch_add(now - memory_, std::memory_order_relaxed);
+  memory_ = now;
+}
 
 }  // namespace lavik

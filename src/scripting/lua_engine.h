@@ -42,10 +42,13 @@ ScriptStatus& RunningScript();
 struct ScriptRun {
   Context* ctx = nullptr;  // EVAL's context (client, services)
   std::string_view body;
+  bool body_known = true;  // false: EVALSHA took the compiled fast path; look it up if needed
+  std::string body_storage;
   std::string sha;
   std::span<const std::string_view> keys;
   std::span<const std::string_view> args;
   bool read_only = false;  // EVAL_RO / EVALSHA_RO / #!lua flags=no-writes
+  bool no_writes = false;  // the shebang's no-writes (remembered with the compiled script)
   int resp = 2;            // redis.setresp
   int64_t start_ns = 0;
   // redis.call's scratch: the command's arguments and reply (here so that nothing with a
@@ -63,14 +66,20 @@ class LuaEngine {
   // Runs the script (on the fiber). Writes the reply (result or error).
   void Run(ScriptRun& run);
 
+  // Whether this worker has `sha` (lowercase) compiled since the last SCRIPT FLUSH; if so,
+  // *no_writes is its shebang's flag and Run() will not need the body.
+  bool Compiled(const std::string& sha, bool* no_writes) const;
+
   // The compile error of a script ("" if it compiles), as SCRIPT LOAD and EVAL report it.
   static std::string CompileError(std::string_view body);
 
-  size_t memory() const;
+  // Bytes held by every worker's Lua state (each updates its share after a run): any thread.
+  static size_t TotalMemory();
 
  private:
   LuaEngine();
   void Reset();
+  void UpdateMemory();
   // Pushes the compiled function of run.sha; false (error written) if it does not compile.
   bool PushFunction(ScriptRun& run);
 
@@ -78,7 +87,12 @@ class LuaEngine {
   uint64_t generation_ = 0;
   int handler_ref_ = 0;  // the error handler (registry reference)
   int globals_ref_ = 0;  // the real globals table (the visible one is a read-only proxy)
-  std::unordered_map<std::string, int> functions_;  // sha → registry reference
+  struct Function {
+    int ref;  // registry reference
+    bool no_writes;
+  };
+  std::unordered_map<std::string, Function> functions_;  // by sha
+  size_t memory_ = 0;                                    // this state's share of TotalMemory()
 };
 
 }  // namespace lavik

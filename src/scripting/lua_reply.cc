@@ -241,14 +241,19 @@ bool WriteSpecialTable(lua_State* L, ReplyWriter* w, int script_resp) {
   }
   lua_pop(L, 1);
   if (RawField(L, "verbatim_string") == LUA_TTABLE) {
-    if (RawField(L, "format") == LUA_TSTRING && RawField(L, "string") == LUA_TSTRING) {
+    const int vs = lua_gettop(L);
+    lua_pushstring(L, "format");
+    lua_rawget(L, vs);
+    lua_pushstring(L, "string");
+    lua_rawget(L, vs);
+    if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
       size_t n = 0;
-      const char* s = lua_tolstring(L, -1, &n);
-      w->Verbatim(std::string_view(s, n), lua_tostring(L, -2));
+      const char* text = lua_tolstring(L, -1, &n);
+      w->Verbatim(std::string_view(text, n), lua_tostring(L, -2));
       lua_pop(L, 3);
       return true;
     }
-    lua_pop(L, lua_type(L, -1) == LUA_TSTRING ? 2 : 1);
+    lua_pop(L, 2);
   }
   lua_pop(L, 1);
   for (const bool map : {true, false}) {

@@ -23,19 +23,17 @@ ScriptCache& ScriptCache::Get() {
   return cache;
 }
 
-namespace {
 std::string LowerSha(std::string_view sha) {
   std::string s(sha);
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
-}  // namespace
 
 std::string ScriptCache::Add(std::string_view body) {
   std::string sha = Sha1Hex(body);
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, added] = scripts_.try_emplace(sha, body);
-  if (added) body_bytes_ += body.size();
+  if (added) body_bytes_ += body.size() + sha.size();
   return sha;
 }
 

@@ -18,6 +18,8 @@ namespace lavik {
 
 // The 40 lowercase hex digits of SHA1(data).
 std::string Sha1Hex(std::string_view data);
+// `sha` in lowercase (SHA1s are looked up in any case).
+std::string LowerSha(std::string_view sha);
 
 class ScriptCache {
  public:

@@ -22,6 +22,7 @@ bool ScriptBusy() { return RunningScript().busy.load(std::memory_order_acquire);
 
 size_t ScriptCacheBytes() { return ScriptCache::Get().body_bytes(); }
 size_t ScriptCacheCount() { return ScriptCache::Get().count(); }
+size_t ScriptVmBytes() { return LuaEngine::TotalMemory(); }
 
 void ConfigureScripting(ConfigRegistry& registry) {
   auto apply = [](std::string_view v) {
@@ -90,10 +91,30 @@ Task LockAll(Context& ctx, const void* owner) {
   }
 }
 
-Task UnlockAll(Context& ctx) {
+// Unlocks every shard without waiting for the remote ones: an unlock message is posted from this
+// worker before anything this client sends next, so mailbox order keeps the next command
+// behind it.
+struct UnlockMessage : MailboxItem {
+  Shard* shard = nullptr;
+  static void Run(MailboxItem* item) {
+    auto* m = static_cast<UnlockMessage*>(item);
+    m->shard->Unlock();
+    delete m;
+  }
+};
+
+void UnlockAll(Context& ctx) {
+  Worker* self = Worker::Current();
   for (int id = 0; id < ctx.shards->size(); ++id) {
     Shard* s = &ctx.shards->at(id);
-    co_await ShardHop(s->worker, [s]() { s->Unlock(); });
+    if (s->worker == self) {
+      s->Unlock();
+      continue;
+    }
+    auto* m = new UnlockMessage();
+    m->shard = s;
+    m->run = &UnlockMessage::Run;
+    s->worker->Post(m);
   }
 }
 
@@ -115,18 +136,23 @@ Task EvalGeneric(Context& ctx, bool by_sha, bool read_only) {
   ScriptRun run;
   std::string body;
   ScriptCache& cache = ScriptCache::Get();
+  bool no_writes = false;
   if (by_sha) {
-    if (!cache.Find(ctx.args[1], &body)) {
-      ctx.reply->Error(kErrNoScript);
-      co_return;
+    run.sha = LowerSha(ctx.args[1]);
+    // A script this worker has compiled since the last SCRIPT FLUSH needs no cache lookup.
+    run.body_known = !LuaEngine::Local().Compiled(run.sha, &no_writes);
+    if (run.body_known) {
+      if (!cache.Find(run.sha, &body)) {
+        ctx.reply->Error(kErrNoScript);
+        co_return;
+      }
+      if (!ParseShebangOrReply(ctx, body, &no_writes)) co_return;
     }
-    run.sha = Sha1Hex(body);
   } else {
     body.assign(ctx.args[1]);
     run.sha = Sha1Hex(body);
+    if (!ParseShebangOrReply(ctx, body, &no_writes)) co_return;
   }
-  bool no_writes = false;
-  if (!ParseShebangOrReply(ctx, body, &no_writes)) co_return;
   if (!by_sha && !cache.Exists(run.sha)) {
     std::string error = LuaEngine::CompileError(body);
     if (!error.empty()) {
@@ -140,6 +166,7 @@ Task EvalGeneric(Context& ctx, bool by_sha, bool read_only) {
   run.keys = ctx.args.subspan(3, numkeys);
   run.args = ctx.args.subspan(3 + numkeys);
   run.read_only = read_only || no_writes;
+  run.no_writes = no_writes;
 
   if (!ctx.in_exec) co_await LockAll(ctx, &run);
   ScriptStatus& status = RunningScript();
@@ -151,7 +178,7 @@ Task EvalGeneric(Context& ctx, bool by_sha, bool read_only) {
   status.running.store(false, std::memory_order_release);
   status.busy.store(false, std::memory_order_release);
   status.kill.store(false);
-  if (!ctx.in_exec) co_await UnlockAll(ctx);
+  if (!ctx.in_exec) UnlockAll(ctx);
 }
 
 Task Eval(Context& ctx) { return EvalGeneric(ctx, false, false); }

@@ -24,8 +24,10 @@ void ConfigureScripting(ConfigRegistry& registry);
 // the allow-busy flag are answered with kErrBusyScript.
 bool ScriptBusy();
 
-// INFO's memory section: bytes of the cached script bodies, and their count.
+// INFO's memory section: the script cache's bytes (bodies and SHA1 keys) and count, and the
+// memory of every worker's Lua state as of its last script run.
 size_t ScriptCacheBytes();
 size_t ScriptCacheCount();
+size_t ScriptVmBytes();
 
 }  // namespace lavik

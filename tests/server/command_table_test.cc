@@ -14,6 +14,7 @@
 #include "commands/key_copy.h"
 #include "observability/observability.h"
 #include "pubsub/pubsub.h"
+#include "scripting/scripting.h"
 #include "server/command_registry.h"
 #include "server/object_command.h"
 #include "server/reset_command.h"
@@ -69,6 +70,7 @@ TEST_F(CommandTableTest, HoldsEveryFamily) {
                     ResetCommands().size() + ObjectCommands().size() + CopyCommands().size();
   expected += StreamCommands().size() + StreamGroupCommands().size() + StreamInfoCommands().size() +
               StreamReadCommands().size();
+  expected += ScriptingCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
@@ -161,9 +163,9 @@ TEST_F(CommandTableTest, KeyPositionsAreConsistent) {
       // Keyless, unless its keys come from a numkeys argument (SINTERCARD, LMPOP, ZUNION...:
       // Redis reports "0 0 0" with movablekeys too) or follow STREAMS (XREAD, XREADGROUP).
       if (spec->flags & kCmdMovableKeys) {
-        const std::set<std::string_view> numkeys = {"sintercard", "lmpop",  "blmpop",
-                                                    "zunion",     "zinter", "zdiff",
-                                                    "zintercard", "zmpop",  "bzmpop"};
+        const std::set<std::string_view> numkeys = {
+            "sintercard", "lmpop",  "blmpop", "zunion",  "zinter",  "zdiff",     "zintercard",
+            "zmpop",      "bzmpop", "eval",   "evalsha", "eval_ro", "evalsha_ro"};
         const std::set<std::string_view> streams = {"xread", "xreadgroup"};
         EXPECT_TRUE(numkeys.count(spec->name) || streams.count(spec->name)) << spec->name;
       }
@@ -245,7 +247,7 @@ TEST_F(CommandTableTest, OnlyContainersHaveSubcommands) {
   }
   EXPECT_EQ(containers,
             (std::set<std::string_view>{"acl", "client", "config", "command", "latency", "object",
-                                        "pubsub", "slowlog", "xgroup", "xinfo"}));
+                                        "pubsub", "script", "slowlog", "xgroup", "xinfo"}));
 }
 
 TEST_F(CommandTableTest, EverySpecWithoutSubcommandsHasAHandler) {
