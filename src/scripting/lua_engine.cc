@@ -22,7 +22,9 @@ extern "C" {
 #include "protocol/errors.h"
 #include "runtime/worker.h"
 #include "scripting/fiber.h"
+#include "scripting/function_registry.h"
 #include "scripting/lua_reply.h"
+#include "scripting/lua_sandbox.h"
 #include "scripting/script_cache.h"
 #include "transaction/transaction.h"
 
@@ -33,10 +35,52 @@ ScriptStatus& RunningScript() {
   return status;
 }
 
-namespace {
+void ScriptStatus::Started(std::string_view function, std::string_view command) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    function_.assign(function);
+    command_.assign(command);
+    start_ms_ = NowMs();
+  }
+  wrote.store(false);
+  kill.store(false);
+  running.store(true, std::memory_order_release);
+}
+
+void ScriptStatus::Finished() {
+  running.store(false, std::memory_order_release);
+  busy.store(false, std::memory_order_release);
+  kill.store(false);
+}
+
+void ScriptStatus::KillOrReply(ReplyWriter* w, bool is_running) {
+  if (!is_running) {
+    w->Error(kErrNotBusy);
+  } else if (wrote.load()) {
+    w->Error(kErrUnkillable);
+  } else {
+    kill.store(true, std::memory_order_release);
+    w->Ok();
+  }
+}
+
+bool ScriptStatus::RunningFunction(std::string* name, std::string* command,
+                                   int64_t* start_ms) const {
+  if (!running.load(std::memory_order_acquire)) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (function_.empty()) return false;
+  *name = function_;
+  *command = command_;
+  *start_ms = start_ms_;
+  return true;
+}
+
+// The sandbox and redis.* pieces; function_load.cc uses some of them (lua_sandbox.h).
+inline namespace sandbox {
 
 thread_local ScriptRun* current_run = nullptr;
 thread_local std::unique_ptr<LuaEngine> local_engine;
+thread_local std::unique_ptr<LuaEngine> local_function_engine;
 
 constexpr char kReadOnlyError[] = "Attempt to modify a readonly table";
 
@@ -438,6 +482,12 @@ const NumberField kRedisNumbers[] = {
     {"REPL_ALL", 3},   {"REDIS_VERSION_NUM", 0x07000f},
 };
 
+void SetRedisConstants(lua_State* L) {
+  for (const NumberField& n : kRedisNumbers) SetNumber(L, n.name, n.value);
+  lua_pushstring(L, "7.0.15");
+  lua_setfield(L, -2, "REDIS_VERSION");
+}
+
 // The error handler every script runs under: a table error keeps its fields, anything else
 // becomes {err="ERR <text>"}; both get the source and line of the Lua code that raised it.
 constexpr char kErrorHandler[] =
@@ -450,14 +500,23 @@ constexpr char kErrorHandler[] =
     "  return err\n"
     "end\n";
 
-}  // namespace
+}  // namespace sandbox
 
 LuaEngine& LuaEngine::Local() {
-  if (local_engine == nullptr) local_engine.reset(new LuaEngine());
+  if (local_engine == nullptr) local_engine.reset(new LuaEngine(false));
   return *local_engine;
 }
 
-LuaEngine::LuaEngine() {
+LuaEngine& LuaEngine::LocalFunctions() {
+  if (local_function_engine == nullptr) local_function_engine.reset(new LuaEngine(true));
+  return *local_function_engine;
+}
+
+uint64_t LuaEngine::SourceGeneration() const {
+  return functions_mode_ ? FunctionRegistry::Get().generation() : ScriptCache::Get().generation();
+}
+
+LuaEngine::LuaEngine(bool functions_mode) : functions_mode_(functions_mode) {
   Reset();
   UpdateMemory();
 }
@@ -469,7 +528,8 @@ LuaEngine::~LuaEngine() {
 void LuaEngine::Reset() {
   if (L_ != nullptr) lua_close(L_);
   functions_.clear();
-  generation_ = ScriptCache::Get().generation();
+  loaded_libraries_.clear();
+  generation_ = SourceGeneration();
   L_ = luaL_newstate();
   lua_State* L = L_;
   OpenLibrary(L, "", luaopen_base);
@@ -493,9 +553,7 @@ void LuaEngine::Reset() {
 
   lua_newtable(L);  // redis
   for (const luaL_Reg& f : kRedisFunctions) SetFunction(L, f.name, f.func);
-  for (const NumberField& n : kRedisNumbers) SetNumber(L, n.name, n.value);
-  lua_pushstring(L, "7.0.15");
-  lua_setfield(L, -2, "REDIS_VERSION");
+  SetRedisConstants(L);
   PushReadOnlyProxy(L, -1);
   lua_setglobal(L, "redis");
   lua_setfield(L, LUA_REGISTRYINDEX, "lavik_redis");  // the real table, for pairs below
@@ -549,11 +607,12 @@ std::string LuaEngine::CompileError(std::string_view body) {
   return error;
 }
 
-bool LuaEngine::Compiled(const std::string& sha, bool* no_writes) const {
-  if (generation_ != ScriptCache::Get().generation()) return false;
+bool LuaEngine::Compiled(const std::string& sha, bool* no_writes, bool* shebang) const {
+  if (generation_ != SourceGeneration()) return false;
   auto it = functions_.find(sha);
   if (it == functions_.end()) return false;
   *no_writes = it->second.no_writes;
+  *shebang = it->second.shebang;
   return true;
 }
 
@@ -579,19 +638,18 @@ bool LuaEngine::PushFunction(ScriptRun& run) {
     return false;
   }
   lua_pushvalue(L_, -1);
-  functions_[run.sha] = Function{luaL_ref(L_, LUA_REGISTRYINDEX), run.no_writes};
+  functions_[run.sha] = Function{luaL_ref(L_, LUA_REGISTRYINDEX), run.no_writes, run.shebang};
   return true;
 }
 
-namespace {
+inline namespace sandbox {
 
-void SetArray(lua_State* L, int table, const char* name, std::span<const std::string_view> v) {
+void PushStrings(lua_State* L, std::span<const std::string_view> v) {
   lua_createtable(L, static_cast<int>(v.size()), 0);
   for (size_t i = 0; i < v.size(); ++i) {
     lua_pushlstring(L, v[i].data(), v[i].size());
     lua_rawseti(L, -2, static_cast<int>(i + 1));
   }
-  lua_setfield(L, table, name);
 }
 
 // The error a script ended with (at the top of the stack) as Redis 7.0 words it.
@@ -614,27 +672,32 @@ void WriteScriptError(lua_State* L, ScriptRun& run) {
   w->Error(text);
 }
 
-}  // namespace
+}  // namespace sandbox
 
 void LuaEngine::Run(ScriptRun& run) {
-  if (generation_ != ScriptCache::Get().generation()) Reset();
+  if (generation_ != SourceGeneration()) Reset();
   lua_State* L = L_;
   lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
   if (!PushFunction(run)) {
     lua_pop(L, 1);
     return;
   }
+  // G's metatable has only __index, so setfield on the real globals stores directly.
   lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
   const int globals = lua_gettop(L);
-  lua_pushvalue(L, LUA_GLOBALSINDEX);  // keep P; G is set through rawset-free setfield on G
+  PushStrings(L, run.keys);
+  lua_setfield(L, globals, "KEYS");
+  PushStrings(L, run.args);
+  lua_setfield(L, globals, "ARGV");
   lua_pop(L, 1);
-  // G's metatable only has __index, so setfield on G stores directly.
-  SetArray(L, globals, "KEYS", run.keys);
-  SetArray(L, globals, "ARGV", run.args);
-  lua_pop(L, 1);
+  Call(run, 0);
+}
+
+void LuaEngine::Call(ScriptRun& run, int nargs) {
+  lua_State* L = L_;
   current_run = &run;
   lua_sethook(L, CountHook, LUA_MASKCOUNT, 100000);
-  const int err = lua_pcall(L, 0, 1, -2);
+  const int err = lua_pcall(L, nargs, 1, -(nargs + 2));
   lua_sethook(L, nullptr, 0, 0);
   current_run = nullptr;
   if (err != 0) {
@@ -645,10 +708,9 @@ void LuaEngine::Run(ScriptRun& run) {
   }
   lua_pop(L, 2);  // the result or error, and the handler
   // A small GC step now and then, as Redis does, instead of a long full cycle later.
-  static thread_local int runs = 0;
-  if (++runs == 50) {
+  if (++runs_ == 50) {
     lua_gc(L, LUA_GCSTEP, 50);
-    runs = 0;
+    runs_ = 0;
   }
   UpdateMemory();
 }

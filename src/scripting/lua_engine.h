@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,11 +31,27 @@ namespace lavik {
 
 // The process's one running script (scripts run one at a time, see doc/threading.md).
 struct ScriptStatus {
+  // EVAL/FCALL: a script starts (function: its name, "" for EVAL; command: EVAL, FCALL...) and
+  // ends; both reset busy/wrote/kill.
+  void Started(std::string_view function, std::string_view command);
+  void Finished();
+  // FUNCTION STATS: the running function's name, command and start (false: none runs).
+  bool RunningFunction(std::string* name, std::string* command, int64_t* start_ms) const;
+  // SCRIPT KILL / FUNCTION KILL, `running` saying whether there is a script of their kind:
+  // -NOTBUSY, -UNKILLABLE (it wrote), or +OK and the kill flag set.
+  void KillOrReply(ReplyWriter* w, bool running);
+
   std::atomic<bool> running{false};
   std::atomic<bool> busy{false};   // past busy-reply-threshold
   std::atomic<bool> wrote{false};  // has run a write command (SCRIPT KILL refuses)
   std::atomic<bool> kill{false};   // SCRIPT KILL asked
   std::atomic<int64_t> threshold_ms{5000};
+
+ private:
+  mutable std::mutex mu_;
+  std::string function_;
+  std::string command_;
+  int64_t start_ms_ = 0;
 };
 ScriptStatus& RunningScript();
 
@@ -49,6 +66,8 @@ struct ScriptRun {
   std::span<const std::string_view> args;
   bool read_only = false;  // EVAL_RO / EVALSHA_RO / #!lua flags=no-writes
   bool no_writes = false;  // the shebang's no-writes (remembered with the compiled script)
+  bool shebang = false;    // the script has a shebang (EVAL_RO refuses one without no-writes)
+  std::string library;     // FCALL: the function's library (its code in body_storage)
   int resp = 2;            // redis.setresp
   int64_t start_ns = 0;
   // redis.call's scratch: the command's arguments and reply (here so that nothing with a
@@ -60,15 +79,21 @@ struct ScriptRun {
 
 class LuaEngine {
  public:
+  // The worker's state for EVAL scripts, and its separate one for FUNCTION libraries (as in
+  // Redis: a function never sees an EVAL's globals).
   static LuaEngine& Local();
+  static LuaEngine& LocalFunctions();
   ~LuaEngine();
 
   // Runs the script (on the fiber). Writes the reply (result or error).
   void Run(ScriptRun& run);
+  // FCALL (functions state): runs function run.sha of library `library` (whose code is `code`)
+  // with KEYS and ARGV as its two arguments (function_load.cc).
+  void RunFunction(ScriptRun& run, const std::string& library, const std::string& code);
 
   // Whether this worker has `sha` (lowercase) compiled since the last SCRIPT FLUSH; if so,
   // *no_writes is its shebang's flag and Run() will not need the body.
-  bool Compiled(const std::string& sha, bool* no_writes) const;
+  bool Compiled(const std::string& sha, bool* no_writes, bool* shebang) const;
 
   // The compile error of a script ("" if it compiles), as SCRIPT LOAD and EVAL report it.
   static std::string CompileError(std::string_view body);
@@ -77,22 +102,30 @@ class LuaEngine {
   static size_t TotalMemory();
 
  private:
-  LuaEngine();
+  explicit LuaEngine(bool functions_mode);
+  uint64_t SourceGeneration() const;  // the cache's or the registry's
   void Reset();
+  // Calls the function below its nargs arguments (the error handler under it) and writes the
+  // reply; pops both.
+  void Call(ScriptRun& run, int nargs);
   void UpdateMemory();
   // Pushes the compiled function of run.sha; false (error written) if it does not compile.
   bool PushFunction(ScriptRun& run);
 
+  const bool functions_mode_;
   lua_State* L_ = nullptr;
+  int runs_ = 0;
   uint64_t generation_ = 0;
   int handler_ref_ = 0;  // the error handler (registry reference)
   int globals_ref_ = 0;  // the real globals table (the visible one is a read-only proxy)
   struct Function {
     int ref;  // registry reference
     bool no_writes;
+    bool shebang;
   };
-  std::unordered_map<std::string, Function> functions_;  // by sha
-  size_t memory_ = 0;                                    // this state's share of TotalMemory()
+  std::unordered_map<std::string, Function> functions_;     // by sha
+  size_t memory_ = 0;                                       // this state's share of TotalMemory()
+  std::unordered_map<std::string, bool> loaded_libraries_;  // functions mode: loaded here
 };
 
 }  // namespace lavik

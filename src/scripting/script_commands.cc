@@ -12,6 +12,8 @@
 #include "observability/observability.h"
 #include "protocol/errors.h"
 #include "scripting/fiber.h"
+#include "scripting/function_commands.h"
+#include "scripting/function_registry.h"
 #include "scripting/lua_engine.h"
 #include "scripting/script_cache.h"
 #include "scripting/scripting.h"
@@ -47,9 +49,11 @@ std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
   return out;
 }
 
-// "#!lua flags=a,b" (Redis 7.0's shebang): sets *no_writes; false (error written) if invalid.
-bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes) {
+// "#!lua flags=a,b" (Redis 7.0's shebang): sets *shebang and *no_writes; false (error written)
+// if invalid.
+bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* shebang) {
   if (!body.starts_with("#!")) return true;
+  *shebang = true;
   const size_t nl = body.find('\n');
   if (nl == std::string_view::npos) {
     ctx.reply->Error("ERR Invalid script shebang");
@@ -80,8 +84,6 @@ bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes) {
   }
   return true;
 }
-
-void RunOnFiber(void* arg) { LuaEngine::Local().Run(*static_cast<ScriptRun*>(arg)); }
 
 // Every shard, in ascending order (doc/threading.md: a script may name keys it did not
 // declare, so it holds the whole keyspace like a Redis script does).
@@ -118,7 +120,71 @@ void UnlockAll(Context& ctx) {
   }
 }
 
-Task EvalGeneric(Context& ctx, bool by_sha, bool read_only) {
+enum class Source { kBody, kSha, kFunction };
+
+void RunScriptOnFiber(void* arg) { LuaEngine::Local().Run(*static_cast<ScriptRun*>(arg)); }
+void RunFunctionOnFiber(void* arg) {
+  auto* run = static_cast<ScriptRun*>(arg);
+  LuaEngine::LocalFunctions().RunFunction(*run, run->library, run->body_storage);
+}
+
+constexpr std::string_view kErrRoWithWriteFlag =
+    "ERR Can not execute a script with write flag using *_ro command.";
+
+// Finds what EVAL / EVALSHA / FCALL runs: fills run.sha (the function name for FCALL), the
+// body or library, and the no-writes flag. False if it replied an error.
+bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
+                    std::string* body) {
+  ScriptCache& cache = ScriptCache::Get();
+  bool no_writes = false;
+  bool shebang = false;
+  if (source == Source::kFunction) {
+    if (!FunctionRegistry::Get().Find(ctx.args[1], &run.library, &run.body_storage, &no_writes)) {
+      ctx.reply->Error("ERR Function not found");
+      return false;
+    }
+    run.sha.assign(ctx.args[1]);
+    shebang = true;  // a function's flags are always explicit
+  } else if (source == Source::kSha) {
+    run.sha = LowerSha(ctx.args[1]);
+    // A script this worker has compiled since the last SCRIPT FLUSH needs no cache lookup.
+    run.body_known = !LuaEngine::Local().Compiled(run.sha, &no_writes, &shebang);
+    if (run.body_known) {
+      if (!cache.Find(run.sha, body)) {
+        ctx.reply->Error(kErrNoScript);
+        return false;
+      }
+      if (!ParseShebangOrReply(ctx, *body, &no_writes, &shebang)) return false;
+    }
+  } else {
+    body->assign(ctx.args[1]);
+    run.sha = Sha1Hex(*body);
+    if (!ParseShebangOrReply(ctx, *body, &no_writes, &shebang)) return false;
+    if (!cache.Exists(run.sha)) {
+      std::string error = LuaEngine::CompileError(*body);
+      if (!error.empty()) {
+        ctx.reply->Error(error);
+        return false;
+      }
+      cache.Add(*body);
+    }
+  }
+  if (read_only && shebang && !no_writes) {
+    ctx.reply->Error(kErrRoWithWriteFlag);
+    return false;
+  }
+  run.no_writes = no_writes;
+  run.shebang = shebang;
+  run.read_only = read_only || no_writes;
+  return true;
+}
+
+Task EvalGeneric(Context& ctx, Source source, bool read_only) {
+  ScriptRun run;
+  std::string body;
+  if (source == Source::kFunction && !ResolveOrReply(ctx, source, read_only, run, &body)) {
+    co_return;  // FCALL looks the function up before it reads numkeys
+  }
   int64_t numkeys = 0;
   if (!ParseInt64(ctx.args[2], &numkeys)) {
     ctx.reply->Error(kErrNotInteger);
@@ -133,58 +199,30 @@ Task EvalGeneric(Context& ctx, bool by_sha, bool read_only) {
     ctx.reply->Error("ERR Number of keys can't be negative");
     co_return;
   }
-  ScriptRun run;
-  std::string body;
-  ScriptCache& cache = ScriptCache::Get();
-  bool no_writes = false;
-  if (by_sha) {
-    run.sha = LowerSha(ctx.args[1]);
-    // A script this worker has compiled since the last SCRIPT FLUSH needs no cache lookup.
-    run.body_known = !LuaEngine::Local().Compiled(run.sha, &no_writes);
-    if (run.body_known) {
-      if (!cache.Find(run.sha, &body)) {
-        ctx.reply->Error(kErrNoScript);
-        co_return;
-      }
-      if (!ParseShebangOrReply(ctx, body, &no_writes)) co_return;
-    }
-  } else {
-    body.assign(ctx.args[1]);
-    run.sha = Sha1Hex(body);
-    if (!ParseShebangOrReply(ctx, body, &no_writes)) co_return;
-  }
-  if (!by_sha && !cache.Exists(run.sha)) {
-    std::string error = LuaEngine::CompileError(body);
-    if (!error.empty()) {
-      ctx.reply->Error(error);
-      co_return;
-    }
-    cache.Add(body);
+  if (source != Source::kFunction && !ResolveOrReply(ctx, source, read_only, run, &body)) {
+    co_return;
   }
   run.ctx = &ctx;
   run.body = body;
   run.keys = ctx.args.subspan(3, numkeys);
   run.args = ctx.args.subspan(3 + numkeys);
-  run.read_only = read_only || no_writes;
-  run.no_writes = no_writes;
 
   if (!ctx.in_exec) co_await LockAll(ctx, &run);
   ScriptStatus& status = RunningScript();
-  status.wrote.store(false);
-  status.kill.store(false);
-  status.running.store(true, std::memory_order_release);
+  status.Started(source == Source::kFunction ? run.sha : "", ctx.spec->name);
   run.start_ns = MonotonicNs();
-  co_await Fiber::Local().Run(&RunOnFiber, &run);
-  status.running.store(false, std::memory_order_release);
-  status.busy.store(false, std::memory_order_release);
-  status.kill.store(false);
+  co_await Fiber::Local().Run(source == Source::kFunction ? &RunFunctionOnFiber : &RunScriptOnFiber,
+                              &run);
+  status.Finished();
   if (!ctx.in_exec) UnlockAll(ctx);
 }
 
-Task Eval(Context& ctx) { return EvalGeneric(ctx, false, false); }
-Task EvalSha(Context& ctx) { return EvalGeneric(ctx, true, false); }
-Task EvalRo(Context& ctx) { return EvalGeneric(ctx, false, true); }
-Task EvalShaRo(Context& ctx) { return EvalGeneric(ctx, true, true); }
+Task Eval(Context& ctx) { return EvalGeneric(ctx, Source::kBody, false); }
+Task EvalSha(Context& ctx) { return EvalGeneric(ctx, Source::kSha, false); }
+Task EvalRo(Context& ctx) { return EvalGeneric(ctx, Source::kBody, true); }
+Task EvalShaRo(Context& ctx) { return EvalGeneric(ctx, Source::kSha, true); }
+Task FCall(Context& ctx) { return EvalGeneric(ctx, Source::kFunction, false); }
+Task FCallRo(Context& ctx) { return EvalGeneric(ctx, Source::kFunction, true); }
 
 Task ScriptLoad(Context& ctx) {
   std::string error = LuaEngine::CompileError(ctx.args[2]);
@@ -204,8 +242,7 @@ Task ScriptExists(Context& ctx) {
 }
 
 Task ScriptFlush(Context& ctx) {
-  if (ctx.args.size() > 3 || (ctx.args.size() == 3 && !EqualsNoCase(ctx.args[2], "sync") &&
-                              !EqualsNoCase(ctx.args[2], "async"))) {
+  if (!FlushModeOk(ctx.args)) {
     ctx.reply->Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     co_return;
   }
@@ -215,14 +252,7 @@ Task ScriptFlush(Context& ctx) {
 
 Task ScriptKill(Context& ctx) {
   ScriptStatus& status = RunningScript();
-  if (!status.running.load(std::memory_order_acquire)) {
-    ctx.reply->Error(kErrNotBusy);
-  } else if (status.wrote.load()) {
-    ctx.reply->Error(kErrUnkillable);
-  } else {
-    status.kill.store(true, std::memory_order_release);
-    ctx.reply->Ok();
-  }
+  status.KillOrReply(ctx.reply, status.running.load(std::memory_order_acquire));
   co_return;
 }
 
@@ -246,8 +276,7 @@ Task ScriptHelp(Context& ctx) {
       "HELP",
       "    Prints this help.",
   };
-  ctx.reply->Array(std::size(kLines));
-  for (const char* l : kLines) ctx.reply->Simple(l);
+  ReplyHelpLines(ctx.reply, kLines);
   co_return;
 }
 
@@ -277,6 +306,12 @@ const CommandSpec kScriptingCommands[] = {
      "Execute a read-only Lua script server side", "7.0.0"},
     {"evalsha_ro", -3, kEvalFlags | kCmdReadOnly, 0, 0, 0, &EvalShaRo, "@slow @scripting",
      "scripting", "Execute a read-only Lua script server side", "7.0.0"},
+    {"fcall", -3, kEvalFlags, 0, 0, 0, &FCall, "@slow @scripting", "scripting", "Invoke a function",
+     "7.0.0"},
+    {"fcall_ro", -3, kEvalFlags | kCmdReadOnly, 0, 0, 0, &FCallRo, "@slow @scripting", "scripting",
+     "Invoke a read-only function", "7.0.0"},
+    {"function", -2, kScr, 0, 0, 0, nullptr, "@slow", "scripting",
+     "A container for function commands", "7.0.0", FunctionSubcommands()},
     {"script", -2, kScr, 0, 0, 0, nullptr, "@slow", "scripting",
      "A container for Lua scripts management commands", "2.6.0", kScriptSubcommands},
 };
