@@ -61,6 +61,8 @@ inline constexpr std::string_view kErrBusyKey = "BUSYKEY Target key name already
 // Scripting.
 inline constexpr std::string_view kErrBusyScript =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+inline constexpr std::string_view kErrBusyFunction =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 inline constexpr std::string_view kErrNoScript = "NOSCRIPT No matching script. Please use EVAL.";
 inline constexpr std::string_view kErrNotBusy = "NOTBUSY No scripts in execution right now.";
 inline constexpr std::string_view kErrUnkillable =

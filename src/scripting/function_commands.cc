@@ -113,15 +113,16 @@ Task FunctionStats(Context& ctx) {
   ReplyWriter& w = *ctx.reply;
   w.Map(2);
   w.Bulk("running_script");
-  std::string name, command;
+  std::string name;
+  std::vector<std::string> command;
   int64_t start_ms = 0;
   if (RunningScript().RunningFunction(&name, &command, &start_ms)) {
     w.Map(3);
     w.Bulk("name");
     w.Bulk(name);
     w.Bulk("command");
-    w.Array(1);
-    w.Bulk(command);
+    w.Array(command.size());
+    for (const std::string& a : command) w.Bulk(a);
     w.Bulk("duration_ms");
     w.Integer(NowMs() - start_ms);
   } else {
@@ -139,7 +140,8 @@ Task FunctionStats(Context& ctx) {
 }
 
 Task FunctionKill(Context& ctx) {
-  std::string name, command;
+  std::string name;
+  std::vector<std::string> command;
   int64_t start_ms = 0;
   ScriptStatus& status = RunningScript();
   status.KillOrReply(ctx.reply, status.RunningFunction(&name, &command, &start_ms));

@@ -25,6 +25,7 @@ extern "C" {
 #include "scripting/function_registry.h"
 #include "scripting/lua_reply.h"
 #include "scripting/lua_sandbox.h"
+#include "scripting/lua_struct.h"
 #include "scripting/script_cache.h"
 #include "transaction/transaction.h"
 
@@ -35,15 +36,16 @@ ScriptStatus& RunningScript() {
   return status;
 }
 
-void ScriptStatus::Started(std::string_view function, std::string_view command) {
+void ScriptStatus::Started(std::string_view function, std::span<const std::string_view> command) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     function_.assign(function);
-    command_.assign(command);
+    command_.assign(command.begin(), command.end());
     start_ms_ = NowMs();
   }
   wrote.store(false);
   kill.store(false);
+  this->function.store(!function.empty());
   running.store(true, std::memory_order_release);
 }
 
@@ -64,7 +66,7 @@ void ScriptStatus::KillOrReply(ReplyWriter* w, bool is_running) {
   }
 }
 
-bool ScriptStatus::RunningFunction(std::string* name, std::string* command,
+bool ScriptStatus::RunningFunction(std::string* name, std::vector<std::string>* command,
                                    int64_t* start_ms) const {
   if (!running.load(std::memory_order_acquire)) return false;
   std::lock_guard<std::mutex> lock(mu_);
@@ -543,6 +545,9 @@ void LuaEngine::Reset() {
   lua_pushcfunction(L, luaopen_bit);
   lua_call(L, 0, 1);
   lua_setglobal(L, "bit");
+  lua_pushcfunction(L, OpenStructLibrary);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "struct");
   lua_pushcfunction(L, RedisStylePcall);
   lua_setglobal(L, "pcall");
 

@@ -33,24 +33,26 @@ namespace lavik {
 struct ScriptStatus {
   // EVAL/FCALL: a script starts (function: its name, "" for EVAL; command: EVAL, FCALL...) and
   // ends; both reset busy/wrote/kill.
-  void Started(std::string_view function, std::string_view command);
+  void Started(std::string_view function, std::span<const std::string_view> command);
   void Finished();
   // FUNCTION STATS: the running function's name, command and start (false: none runs).
-  bool RunningFunction(std::string* name, std::string* command, int64_t* start_ms) const;
+  bool RunningFunction(std::string* name, std::vector<std::string>* command,
+                       int64_t* start_ms) const;
   // SCRIPT KILL / FUNCTION KILL, `running` saying whether there is a script of their kind:
   // -NOTBUSY, -UNKILLABLE (it wrote), or +OK and the kill flag set.
   void KillOrReply(ReplyWriter* w, bool running);
 
   std::atomic<bool> running{false};
-  std::atomic<bool> busy{false};   // past busy-reply-threshold
-  std::atomic<bool> wrote{false};  // has run a write command (SCRIPT KILL refuses)
-  std::atomic<bool> kill{false};   // SCRIPT KILL asked
+  std::atomic<bool> busy{false};      // past busy-reply-threshold
+  std::atomic<bool> wrote{false};     // has run a write command (SCRIPT KILL refuses)
+  std::atomic<bool> kill{false};      // SCRIPT KILL asked
+  std::atomic<bool> function{false};  // the running script is a function (FCALL)
   std::atomic<int64_t> threshold_ms{5000};
 
  private:
   mutable std::mutex mu_;
   std::string function_;
-  std::string command_;
+  std::vector<std::string> command_;
   int64_t start_ms_ = 0;
 };
 ScriptStatus& RunningScript();

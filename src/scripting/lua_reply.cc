@@ -1,5 +1,6 @@
 #include "scripting/lua_reply.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <lua.hpp>
 #include <string>
@@ -313,9 +314,14 @@ void WriteLuaAsReply(lua_State* L, ReplyWriter* w, int script_resp) {
         w->Bool(lua_toboolean(L, -1));
       }
       break;
-    case LUA_TNUMBER:
-      w->Integer(static_cast<int64_t>(lua_tonumber(L, -1)));
+    case LUA_TNUMBER: {
+      // Truncated toward zero; out of range (and NaN) gives INT64_MIN, as Redis's C cast does
+      // on x86, without the undefined conversion.
+      const double d = lua_tonumber(L, -1);
+      const bool fits = d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+      w->Integer(fits ? static_cast<int64_t>(d) : INT64_MIN);
       break;
+    }
     case LUA_TTABLE:
       if (!WriteSpecialTable(L, w, script_resp)) WriteArray(L, w, script_resp);
       break;

@@ -20,7 +20,11 @@
 
 namespace lavik {
 
-bool ScriptBusy() { return RunningScript().busy.load(std::memory_order_acquire); }
+std::string_view ScriptBusyError() {
+  ScriptStatus& status = RunningScript();
+  if (!status.busy.load(std::memory_order_acquire)) return {};
+  return status.function.load(std::memory_order_acquire) ? kErrBusyFunction : kErrBusyScript;
+}
 
 size_t ScriptCacheBytes() { return ScriptCache::Get().body_bytes(); }
 size_t ScriptCacheCount() { return ScriptCache::Get().count(); }
@@ -209,7 +213,7 @@ Task EvalGeneric(Context& ctx, Source source, bool read_only) {
 
   if (!ctx.in_exec) co_await LockAll(ctx, &run);
   ScriptStatus& status = RunningScript();
-  status.Started(source == Source::kFunction ? run.sha : "", ctx.spec->name);
+  status.Started(source == Source::kFunction ? run.sha : "", ctx.args);
   run.start_ns = MonotonicNs();
   co_await Fiber::Local().Run(source == Source::kFunction ? &RunFunctionOnFiber : &RunScriptOnFiber,
                               &run);

@@ -21,8 +21,9 @@ std::span<const CommandSpec> ScriptingCommands();
 void ConfigureScripting(ConfigRegistry& registry);
 
 // A script has run longer than busy-reply-threshold and is still running: commands without
-// the allow-busy flag are answered with kErrBusyScript.
-bool ScriptBusy();
+// the allow-busy flag are answered with this error (kErrBusyScript, or kErrBusyFunction for a
+// function). Empty when no script is busy.
+std::string_view ScriptBusyError();
 
 // INFO's memory section: the script cache's bytes (bodies and SHA1 keys) and count, and the
 // memory of every worker's Lua state as of its last script run.

@@ -162,9 +162,9 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrOOM);
     return Result::kDone;
   }
-  if (ScriptBusy() && !(spec->flags & kCmdAllowBusy)) {  // a script past busy-reply-threshold
-    obs_->CommandRejected(c.worker()->id(), spec);
-    w.Error(kErrBusyScript);
+  if (std::string_view busy = ScriptBusyError(); !busy.empty() && !(spec->flags & kCmdAllowBusy)) {
+    obs_->CommandRejected(c.worker()->id(), spec);  // a script past busy-reply-threshold
+    w.Error(busy);
     return Result::kDone;
   }
   // A subscribed RESP2 connection carries only pub/sub traffic (one null check otherwise).

@@ -54,6 +54,25 @@ CONVERSIONS = [
     ("return bit.band(7, 3) .. cjson.encode({1, 2})", b"$6\r\n3[1,2]\r\n"),
     ("return cjson.decode('{\"a\":[1,2]}').a[2]", b":2\r\n"),
     ("return bit.tohex(bit.lshift(1, 31))", b"$8\r\n80000000\r\n"),
+    # struct, as Redis bundles it
+    ("return struct.pack('>I2', 258)", b"$2\r\n\x01\x02\r\n"),
+    ("return struct.pack('<i', -2)", b"$4\r\n\xfe\xff\xff\xff\r\n"),
+    ("return {struct.unpack('>I2', struct.pack('>I2', 258))}", b"*2\r\n:258\r\n:3\r\n"),
+    ("return struct.size('!4 b i d')", b":16\r\n"),
+    ("return struct.pack('!4 b i', 1, 2)", b"$8\r\n\x01\x00\x00\x00\x02\x00\x00\x00\r\n"),
+    ("return {struct.unpack('b c0', struct.pack('b c0', 3, 'abc'))}",
+     b"*2\r\n$3\r\nabc\r\n:5\r\n"),
+    ("return {struct.unpack('s s', struct.pack('s s', 'ab', 'cd'))}",
+     b"*3\r\n$2\r\nab\r\n$2\r\ncd\r\n:7\r\n"),
+    ("return struct.pack('>d', 1.5)", b"$8\r\n?\xf8\x00\x00\x00\x00\x00\x00\r\n"),
+    ("return {struct.unpack('>h', '\\255\\254')}", b"*2\r\n:-2\r\n:3\r\n"),
+    ("return {struct.unpack('B', 'abc', 2)}", b"*2\r\n:98\r\n:3\r\n"),
+    ("return struct.pack('>l', -1)", b"$8\r\n" + b"\xff" * 8 + b"\r\n"),
+    ("return struct.size('T L H')", b":18\r\n"),
+    ("return select(2, pcall(struct.pack, 'q', 1))",
+     b"$50\r\nbad argument #1 to '?' (invalid format option 'q')\r\n"),
+    ("return select(2, pcall(struct.size, 's'))",
+     b"$53\r\nbad argument #1 to '?' (option 's' has no fixed size)\r\n"),
 ]
 
 
@@ -138,7 +157,7 @@ def test_sandbox(r):
     assert script_error(r, s, 0) == (
         f"Attempt to modify a readonly table script: {sha1(s)}, on @user_script:1.")
     names = r.eval("local t = {} for k in pairs(_G) do t[#t + 1] = k end return t", 0)
-    assert {"redis", "cjson", "bit", "math", "KEYS", "ARGV"} <= set(names)
+    assert {"redis", "cjson", "bit", "struct", "math", "KEYS", "ARGV"} <= set(names)
     # Globals do not leak from one script to the next.
     assert "nonexistent global variable 'leak'" in script_error(r, "return leak", 0)
 

@@ -163,9 +163,10 @@ TEST_F(CommandTableTest, KeyPositionsAreConsistent) {
       // Keyless, unless its keys come from a numkeys argument (SINTERCARD, LMPOP, ZUNION...:
       // Redis reports "0 0 0" with movablekeys too) or follow STREAMS (XREAD, XREADGROUP).
       if (spec->flags & kCmdMovableKeys) {
-        const std::set<std::string_view> numkeys = {
-            "sintercard", "lmpop",  "blmpop", "zunion",  "zinter",  "zdiff",     "zintercard",
-            "zmpop",      "bzmpop", "eval",   "evalsha", "eval_ro", "evalsha_ro"};
+        const std::set<std::string_view> numkeys = {"sintercard", "lmpop", "blmpop",     "zunion",
+                                                    "zinter",     "zdiff", "zintercard", "zmpop",
+                                                    "bzmpop",     "eval",  "evalsha",    "eval_ro",
+                                                    "evalsha_ro", "fcall", "fcall_ro"};
         const std::set<std::string_view> streams = {"xread", "xreadgroup"};
         EXPECT_TRUE(numkeys.count(spec->name) || streams.count(spec->name)) << spec->name;
       }
@@ -245,9 +246,9 @@ TEST_F(CommandTableTest, OnlyContainersHaveSubcommands) {
       EXPECT_EQ(CommandTable::FindSubcommand(*spec, "get"), nullptr) << spec->name;
     }
   }
-  EXPECT_EQ(containers,
-            (std::set<std::string_view>{"acl", "client", "config", "command", "latency", "object",
-                                        "pubsub", "script", "slowlog", "xgroup", "xinfo"}));
+  EXPECT_EQ(containers, (std::set<std::string_view>{"acl", "client", "config", "command", "latency",
+                                                    "object", "pubsub", "script", "function",
+                                                    "slowlog", "xgroup", "xinfo"}));
 }
 
 TEST_F(CommandTableTest, EverySpecWithoutSubcommandsHasAHandler) {
