@@ -23,6 +23,7 @@ extern "C" {
 #include "runtime/worker.h"
 #include "scripting/fiber.h"
 #include "scripting/function_registry.h"
+#include "scripting/lua_cmsgpack.h"
 #include "scripting/lua_reply.h"
 #include "scripting/lua_sandbox.h"
 #include "scripting/lua_struct.h"
@@ -548,6 +549,9 @@ void LuaEngine::Reset() {
   lua_pushcfunction(L, OpenStructLibrary);
   lua_call(L, 0, 1);
   lua_setglobal(L, "struct");
+  lua_pushcfunction(L, OpenCmsgpackLibrary);
+  lua_call(L, 0, 1);
+  lua_setglobal(L, "cmsgpack");
   lua_pushcfunction(L, RedisStylePcall);
   lua_setglobal(L, "pcall");
 

@@ -71,6 +71,22 @@ CONVERSIONS = [
     ("return struct.size('T L H')", b":18\r\n"),
     ("return select(2, pcall(struct.pack, 'q', 1))",
      b"$50\r\nbad argument #1 to '?' (invalid format option 'q')\r\n"),
+    # cmsgpack, as Redis bundles it
+    ("return cmsgpack.pack(1, -1, 200, -200, 70000, 5000000000, 1.5, 0.1, true, false, nil)",
+     b"$38\r\n\x01\xff\xcc\xc8\xd1\xff8\xce\x00\x01\x11p\xcf\x00\x00\x00\x01*\x05\xf2\x00"
+     b"\xca?\xc0\x00\x00\xcb?\xb9\x99\x99\x99\x99\x99\x9a\xc3\xc2\xc0\r\n"),
+    ("return cmsgpack.pack({1, 2}, {a=1}, {}, string.rep('x', 40))",
+     b"$50\r\n\x92\x01\x02\x81\xa1a\x01\x90\xd9(" + b"x" * 40 + b"\r\n"),
+    ("return cjson.encode({cmsgpack.unpack(cmsgpack.pack({a={b=1}}, -3, 2.25, 'x'))})",
+     b"$27\r\n[{\"a\":{\"b\":1}},-3,2.25,\"x\"]\r\n"),
+    ("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2))}", b"*2\r\n:1\r\n:1\r\n"),
+    ("return {cmsgpack.unpack_one(cmsgpack.pack(1, 2), 1)}", b"*2\r\n:-1\r\n:2\r\n"),
+    ("return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}",
+     b"*3\r\n:2\r\n:1\r\n:2\r\n"),
+    ("return select(2, pcall(cmsgpack.unpack, '\\205'))",
+     b"$23\r\nMissing bytes in input.\r\n"),
+    ("return select(2, pcall(cmsgpack.unpack, '\\193'))",
+     b"$25\r\nBad data format in input.\r\n"),
     ("return select(2, pcall(struct.size, 's'))",
      b"$53\r\nbad argument #1 to '?' (option 's' has no fixed size)\r\n"),
 ]
