@@ -40,6 +40,32 @@ void ConfigureScripting(ConfigRegistry& registry) {
 }
 
 namespace {
+bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* shebang);
+}  // namespace
+
+bool ScriptMayWrite(const CommandSpec& spec, std::span<const std::string_view> args) {
+  const std::string_view n = spec.name;
+  if ((n != "eval" && n != "evalsha" && n != "fcall") || args.size() < 2) return false;
+  bool no_writes = false;
+  if (n == "fcall") {
+    std::string library, code;
+    return FunctionRegistry::Get().Find(args[1], &library, &code, &no_writes) && !no_writes;
+  }
+  std::string body;
+  if (n == "evalsha") {
+    if (!ScriptCache::Get().Find(args[1], &body)) return false;
+  } else {
+    body.assign(args[1]);
+  }
+  std::string ignored;
+  ReplyWriter sink(&ignored, 2);
+  Context ctx;
+  ctx.reply = &sink;
+  bool shebang = false;
+  return ParseShebangOrReply(ctx, body, &no_writes, &shebang) && !no_writes;
+}
+
+namespace {
 
 std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
   std::vector<std::string_view> out;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 
 #include "commands/command.h"
 
@@ -24,6 +25,11 @@ void ConfigureScripting(ConfigRegistry& registry);
 // the allow-busy flag are answered with this error (kErrBusyScript, or kErrBusyFunction for a
 // function). Empty when no script is busy.
 std::string_view ScriptBusyError();
+
+// CLIENT PAUSE WRITE: whether EVAL / EVALSHA / FCALL with these arguments may write (Redis holds
+// them unless the script's shebang or the function has no-writes; an unknown script or
+// function is not held, it fails at once). False for every other command.
+bool ScriptMayWrite(const CommandSpec& spec, std::span<const std::string_view> args);
 
 // INFO's memory section: the script cache's bytes (bodies and SHA1 keys) and count, and the
 // memory of every worker's Lua state as of its last script run.

@@ -430,3 +430,21 @@ def test_script_over_values_on_the_device(spawn_server, tmp_path):
     assert c.eval(undeclared, 0) == 1000 * len(range(0, 5000, 101))
     if TARGET == "lavik":
         assert int(c.info("storage")["device_reads"]) > 0
+
+
+# --- CLIENT PAUSE WRITE holds scripts that may write ---
+
+def test_client_pause_write_holds_writing_scripts(r):
+    other = redis.Redis(**r.connection_pool.connection_kwargs)
+    for script, held in (("return 1", True), ("#!lua flags=no-writes\nreturn 1", False)):
+        r.execute_command("CLIENT", "PAUSE", "300", "WRITE")
+        start = time.monotonic()
+        assert other.eval(script, 0) == 1
+        assert (time.monotonic() - start >= 0.2) == held
+        r.execute_command("CLIENT", "UNPAUSE")
+    r.execute_command("CLIENT", "PAUSE", "300", "WRITE")
+    start = time.monotonic()
+    assert other.eval_ro("return 1", 0) == 1
+    assert time.monotonic() - start < 0.2
+    r.execute_command("CLIENT", "UNPAUSE")
+    other.close()
