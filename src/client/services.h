@@ -9,6 +9,8 @@
 
 namespace lavik {
 
+class Acl;
+class CommandTable;
 class Observability;
 class PubSub;
 class Worker;
@@ -22,6 +24,8 @@ struct Services {
   std::vector<WorkerStats*> worker_stats;  // by worker id
   PubSub* pubsub = nullptr;
   Observability* observability = nullptr;
+  const CommandTable* commands = nullptr;  // scripts look up redis.call's commands here
+  const Acl* acl = nullptr;                // and check them against the client's user
 
   int worker_count() const { return static_cast<int>(workers.size()); }
 };

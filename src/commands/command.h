@@ -67,6 +67,7 @@ enum CommandFlag : uint32_t {
   kCmdAllowBusy = 1u << 12,
   kCmdNoMulti = 1u << 13,
   kCmdMovableKeys = 1u << 14,
+  kCmdNoMandatoryKeys = 1u << 15,
   // Routing: the handler needs the connection (ctx.client / ctx.server): run it at home even if
   // it names keys.
   kCmdHome = 1u << 20,

@@ -1,6 +1,6 @@
 // Keys of commands that name them with a numkeys argument right after the command name
-// (SINTERCARD numkeys key [key ...] ..., LMPOP, BLMPOP/BZMPOP timeout numkeys key ...). Their
-// CommandSpec reports no key range (first_key 0 with kCmdMovableKeys, Redis's legacy "0 0 0"
+// (SINTERCARD numkeys key [key ...] ..., LMPOP, BLMPOP/BZMPOP timeout numkeys key ..., EVAL).
+// Their CommandSpec reports no key range (first_key 0 with kCmdMovableKeys, Redis's legacy "0 0 0"
 // triple), so code that must see every key asks here (through commands/command_keys.h: ACL
 // key patterns, COMMAND GETKEYS).
 //
@@ -22,8 +22,10 @@ namespace lavik {
 inline bool NumkeysKeyRange(const CommandSpec& spec, std::span<const std::string_view> args,
                             int* first, int* last) {
   if (spec.name == "xread" || spec.name == "xreadgroup") return StreamsKeyRange(args, first, last);
-  // BLMPOP/BZMPOP timeout numkeys key ...: numkeys comes after the timeout.
-  const size_t at = spec.name == "blmpop" || spec.name == "bzmpop" ? 2 : 1;
+  // BLMPOP/BZMPOP timeout numkeys key ..., EVAL script numkeys key ...: numkeys comes second.
+  const bool second = spec.name == "blmpop" || spec.name == "bzmpop" ||
+                      spec.name.starts_with("eval") || spec.name.starts_with("fcall");
+  const size_t at = second ? 2 : 1;
   if (!(spec.flags & kCmdMovableKeys) || spec.first_key != 0 || args.size() < at + 2) return false;
   int64_t n;
   if (!ParseInt64(args[at], &n) || n <= 0 || n > static_cast<int64_t>(args.size() - at) - 1) {

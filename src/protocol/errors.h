@@ -64,6 +64,18 @@ inline constexpr std::string_view kErrSameObject =
     "ERR source and destination objects are the same";
 inline constexpr std::string_view kErrBusyKey = "BUSYKEY Target key name already exists.";
 
+// Scripting.
+inline constexpr std::string_view kErrBusyScript =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+inline constexpr std::string_view kErrBusyFunction =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+inline constexpr std::string_view kErrNoScript = "NOSCRIPT No matching script. Please use EVAL.";
+inline constexpr std::string_view kErrNotBusy = "NOTBUSY No scripts in execution right now.";
+inline constexpr std::string_view kErrUnkillable =
+    "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
+    "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
+    "NOSAVE command.";
+
 // Connection, auth and server state.
 inline constexpr std::string_view kErrNoAuth = "NOAUTH Authentication required.";
 inline constexpr std::string_view kErrWrongPass =

@@ -9,6 +9,7 @@
 #include "config/config_registry.h"
 #include "pubsub/pubsub_client.h"
 #include "runtime/worker.h"
+#include "scripting/scripting.h"
 #include "server/server.h"
 #include "transaction/transaction.h"
 
@@ -267,15 +268,17 @@ bool ClientHub::ShouldParkSlow(const ClientState* cl, const CommandSpec* spec) c
   if (cl->monitor || spec->name == "quit" || !PauseActive(NowMs())) return false;
   if (pause_type_.load(std::memory_order_relaxed) == kPauseAll) return true;
   // WRITE also holds PUBLISH/SPUBLISH and PFCOUNT (which may write its cached count): Redis 7.0
-  // pauses "may-replicate" commands with writes, and an EXEC whose queue holds one.
-  const auto may_replicate = [](const CommandSpec* s) {
+  // pauses "may-replicate" commands with writes, and an EXEC whose queue holds one; scripts that
+  // may write too (EVAL without a no-writes shebang, FCALL of a writing function).
+  const auto may_replicate = [](const CommandSpec* s, std::span<const std::string_view> args) {
     return (s->flags & kCmdWrite) != 0 || s->name == "publish" || s->name == "spublish" ||
-           s->name == "pfcount";
+           s->name == "pfcount" || ScriptMayWrite(*s, args);
   };
-  if (may_replicate(spec)) return true;
+  if (may_replicate(spec, cl->cmd_args)) return true;
   if (spec->name != "exec" || cl->tx == nullptr || !cl->tx->in_multi) return false;
   for (const TxState::Queued& q : cl->tx->queue) {
-    if (may_replicate(q.spec)) return true;
+    std::vector<std::string_view> argv(q.args.begin(), q.args.end());
+    if (may_replicate(q.spec, argv)) return true;
   }
   return false;
 }

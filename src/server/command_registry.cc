@@ -7,6 +7,7 @@
 #include "commands/lcs.h"
 #include "observability/observability.h"
 #include "pubsub/pubsub.h"
+#include "scripting/scripting.h"
 #include "server/object_command.h"
 #include "server/reset_command.h"
 #include "transaction/transaction.h"
@@ -24,9 +25,8 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       ObservabilityCommands(), AclCommands(),           PubSubCommands(),
       TransactionCommands(),   DumpCommands(),          GeoCommands(),
       HyperLogLogCommands(),   BitmapCommands(),        SortCommands(),
-      LcsCommands(),
-      TransactionCommands(),   MemoryCommands(),        SaveCommands(),
-      LolwutCommands(),
+      LcsCommands(),           MemoryCommands(),        SaveCommands(),
+      LolwutCommands(),        ScriptingCommands(),
   };
 }
 

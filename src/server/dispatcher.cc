@@ -9,6 +9,7 @@
 #include "client/client_state.h"
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
+#include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/server.h"
 #include "transaction/transaction.h"
@@ -159,6 +160,11 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
   if ((spec->flags & kCmdDenyOom) && memory_guard_->oom()) {
     obs_->CommandRejected(c.worker()->id(), spec);  // rejected_calls, as Redis counts OOM
     w.Error(kErrOOM);
+    return Result::kDone;
+  }
+  if (std::string_view busy = ScriptBusyError(); !busy.empty() && !(spec->flags & kCmdAllowBusy)) {
+    obs_->CommandRejected(c.worker()->id(), spec);  // a script past busy-reply-threshold
+    w.Error(busy);
     return Result::kDone;
   }
   // A subscribed RESP2 connection carries only pub/sub traffic (one null check otherwise).

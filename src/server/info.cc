@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "blocking/list_blocking.h"
 #include "runtime/shard_hop.h"
+#include "scripting/scripting.h"
 #include "server/memory_guard.h"
 #include "server/server.h"
 #include "storage/store.h"
@@ -210,6 +211,11 @@ Task Info(Context& ctx) {
     Field(&out, "used_memory_rss_human", Human(rss));
     Field(&out, "used_memory_peak", used);
     Field(&out, "used_memory_peak_human", Human(used));
+    Field(&out, "used_memory_lua", ScriptVmBytes());  // every worker's Lua state
+    Field(&out, "used_memory_vm_eval", ScriptVmBytes());
+    Field(&out, "used_memory_lua_human", Human(ScriptVmBytes()));
+    Field(&out, "used_memory_scripts_eval", ScriptCacheBytes());
+    Field(&out, "number_of_cached_scripts", ScriptCacheCount());
     Field(&out, "maxmemory", limit);  // the effective limit: min(max-memory, maxmemory)
     Field(&out, "maxmemory_human", Human(limit));
     Field(&out, "oom_rejecting_writes", server->memory_guard().oom() ? 1 : 0);

@@ -18,6 +18,7 @@
 #include "client/client_state.h"
 #include "config/live_settings.h"
 #include "pubsub/pubsub.h"
+#include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/command_registry.h"
 #include "server/metrics_collect.h"
@@ -121,6 +122,9 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
       &services_, [hub = hub_.get()](ClientState* cl) { hub->OnPubSubOutput(cl); });
   services_.pubsub = pubsub_.get();
   services_.observability = obs_.get();
+  services_.commands = &table_;
+  services_.acl = acl_.get();
+  ConfigureScripting(registry_);
   run_id_ = RandomHex(40);
 }
 

@@ -140,6 +140,7 @@ constexpr FlagName kFlagNames[] = {
     {kCmdNoAuth, "no_auth"},
     {kCmdAllowBusy, "allow_busy"},
     {kCmdNoMulti, "no_multi"},
+    {kCmdNoMandatoryKeys, "no_mandatory_keys"},
     {kCmdMovableKeys, "movablekeys"},
 };
 

@@ -272,23 +272,24 @@ Task Watch(Context& ctx) {
   ctx.reply->Ok();
 }
 
-// Runs one queued command on its shard (or at home), its reply going to `w`.
-Task RunQueued(Context& exec, const TxState::Queued& q, ReplyWriter* w) {
-  std::vector<std::string_view> argv(q.args.begin(), q.args.end());
+}  // namespace
+
+Task RunHoldingShards(Context& exec, const CommandSpec* spec,
+                      std::span<const std::string_view> argv, ReplyWriter* w) {
   const Services& services = *exec.services;
   const int home = Worker::Current()->id();
-  const int shard = RunShard(*q.spec, argv, exec.shards);
+  const int shard = RunShard(*spec, argv, exec.shards);
   const int64_t start_ns = MonotonicNs();
   const uint64_t errors = w->errors();
   Context c;
   c.args = argv;
   c.reply = w;
   c.shards = exec.shards;
-  c.spec = q.spec;
+  c.spec = spec;
   c.now_ms = NowMs();
   c.client_id = exec.client_id;
   c.in_exec = true;
-  if (q.spec->name == "monitor") {
+  if (spec->name == "monitor") {
     // Redis: a client inside EXEC expects one reply per command, so it cannot become a monitor.
     w->Error("ERR MONITOR isn't allowed for DENY BLOCKING client");
   } else if (shard >= 0 && shard != home) {
@@ -302,11 +303,19 @@ Task RunQueued(Context& exec, const TxState::Queued& q, ReplyWriter* w) {
     c.server = exec.server;
     c.services = exec.services;
     w->set_error_sink(services.observability->stats.error_sink(home));
-    co_await q.spec->handler(c);
+    co_await spec->handler(c);
   }
   services.worker_stats[home]->commands.Add();
-  services.observability->CommandDone(home, q.spec, exec.client, argv, start_ns,
+  services.observability->CommandDone(home, spec, exec.client, argv, start_ns,
                                       w->errors() != errors);
+}
+
+namespace {
+
+// Runs one queued command on its shard (or at home), its reply going to `w`.
+Task RunQueued(Context& exec, const TxState::Queued& q, ReplyWriter* w) {
+  std::vector<std::string_view> argv(q.args.begin(), q.args.end());
+  co_await RunHoldingShards(exec, q.spec, argv, w);
 }
 
 Task Exec(Context& ctx) {

@@ -80,6 +80,13 @@ void AddCommandShards(const CommandSpec& spec, std::span<const std::string_view>
                       int shard_count, const std::function<int(std::string_view)>& shard_of,
                       std::vector<int>* out);
 
+// Runs one command whose shards the caller already holds (EXEC, scripts): on its keys' shard by a
+// hop, or on the caller's worker (keyless, connection and multi-shard commands), with
+// ctx.in_exec set so it neither locks nor blocks. Its reply goes to `w`; the command is counted
+// in the stats. `exec` is the caller's context (client, services); `argv` outlives the task.
+Task RunHoldingShards(Context& exec, const CommandSpec* spec,
+                      std::span<const std::string_view> argv, ReplyWriter* w);
+
 // A client's transaction state; allocated on its first MULTI or WATCH.
 class TxState {
  public:

@@ -15,6 +15,7 @@
 #include "commands/lcs.h"
 #include "observability/observability.h"
 #include "pubsub/pubsub.h"
+#include "scripting/scripting.h"
 #include "server/command_registry.h"
 #include "server/object_command.h"
 #include "server/reset_command.h"
@@ -73,6 +74,7 @@ TEST_F(CommandTableTest, HoldsEveryFamily) {
   expected += BitmapCommands().size() + HyperLogLogCommands().size() + GeoCommands().size() +
               SortCommands().size() + LcsCommands().size() + DumpCommands().size();
   expected += MemoryCommands().size() + SaveCommands().size() + LolwutCommands().size();
+  expected += ScriptingCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
@@ -165,9 +167,10 @@ TEST_F(CommandTableTest, KeyPositionsAreConsistent) {
       // Keyless, unless its keys come from a numkeys argument (SINTERCARD, LMPOP, ZUNION...:
       // Redis reports "0 0 0" with movablekeys too) or follow STREAMS (XREAD, XREADGROUP).
       if (spec->flags & kCmdMovableKeys) {
-        const std::set<std::string_view> numkeys = {"sintercard", "lmpop",  "blmpop",
-                                                    "zunion",     "zinter", "zdiff",
-                                                    "zintercard", "zmpop",  "bzmpop"};
+        const std::set<std::string_view> numkeys = {"sintercard", "lmpop", "blmpop",     "zunion",
+                                                    "zinter",     "zdiff", "zintercard", "zmpop",
+                                                    "bzmpop",     "eval",  "evalsha",    "eval_ro",
+                                                    "evalsha_ro", "fcall", "fcall_ro"};
         const std::set<std::string_view> streams = {"xread", "xreadgroup"};
         EXPECT_TRUE(numkeys.count(spec->name) || streams.count(spec->name)) << spec->name;
       }
@@ -250,6 +253,9 @@ TEST_F(CommandTableTest, OnlyContainersHaveSubcommands) {
   EXPECT_EQ(containers,
             (std::set<std::string_view>{"acl", "client", "config", "command", "latency", "memory",
                                         "object", "pubsub", "slowlog", "xgroup", "xinfo"}));
+  EXPECT_EQ(containers, (std::set<std::string_view>{"acl", "client", "config", "command", "latency",
+                                                    "object", "pubsub", "script", "function",
+                                                    "slowlog", "xgroup", "xinfo"}));
 }
 
 TEST_F(CommandTableTest, EverySpecWithoutSubcommandsHasAHandler) {

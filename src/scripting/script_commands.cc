@@ -1,0 +1,353 @@
+// EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (scripting.h).
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "base/ascii.h"
+#include "base/clock.h"
+#include "base/numbers.h"
+#include "client/services.h"
+#include "commands/multi_shard.h"
+#include "config/config_registry.h"
+#include "observability/observability.h"
+#include "protocol/errors.h"
+#include "scripting/fiber.h"
+#include "scripting/function_commands.h"
+#include "scripting/function_registry.h"
+#include "scripting/lua_engine.h"
+#include "scripting/script_cache.h"
+#include "scripting/scripting.h"
+
+namespace lavik {
+
+std::string_view ScriptBusyError() {
+  ScriptStatus& status = RunningScript();
+  if (!status.busy.load(std::memory_order_acquire)) return {};
+  return status.function.load(std::memory_order_acquire) ? kErrBusyFunction : kErrBusyScript;
+}
+
+size_t ScriptCacheBytes() { return ScriptCache::Get().body_bytes(); }
+size_t ScriptCacheCount() { return ScriptCache::Get().count(); }
+size_t ScriptVmBytes() { return LuaEngine::TotalMemory(); }
+
+void ConfigureScripting(ConfigRegistry& registry) {
+  auto apply = [](std::string_view v) {
+    RunningScript().threshold_ms.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
+    return Status::Ok();
+  };
+  if (const std::string* v = registry.Value("busy-reply-threshold")) apply(*v);
+  registry.OnChange("busy-reply-threshold", apply);
+}
+
+namespace {
+bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* shebang);
+}  // namespace
+
+bool ScriptMayWrite(const CommandSpec& spec, std::span<const std::string_view> args) {
+  const std::string_view n = spec.name;
+  if ((n != "eval" && n != "evalsha" && n != "fcall") || args.size() < 2) return false;
+  bool no_writes = false;
+  if (n == "fcall") {
+    std::string library, code;
+    return FunctionRegistry::Get().Find(args[1], &library, &code, &no_writes) && !no_writes;
+  }
+  std::string body;
+  if (n == "evalsha") {
+    if (!ScriptCache::Get().Find(args[1], &body)) return false;
+  } else {
+    body.assign(args[1]);
+  }
+  std::string ignored;
+  ReplyWriter sink(&ignored, 2);
+  Context ctx;
+  ctx.reply = &sink;
+  bool shebang = false;
+  return ParseShebangOrReply(ctx, body, &no_writes, &shebang) && !no_writes;
+}
+
+namespace {
+
+std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i <= s.size()) {
+    size_t j = s.find(sep, i);
+    if (j == std::string_view::npos) j = s.size();
+    if (j > i || sep == ',') out.push_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+// "#!lua flags=a,b" (Redis 7.0's shebang): sets *shebang and *no_writes; false (error written)
+// if invalid.
+bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* shebang) {
+  if (!body.starts_with("#!")) return true;
+  *shebang = true;
+  const size_t nl = body.find('\n');
+  if (nl == std::string_view::npos) {
+    ctx.reply->Error("ERR Invalid script shebang");
+    return false;
+  }
+  std::vector<std::string_view> parts = SplitOn(body.substr(0, nl), ' ');
+  if (parts.empty() || parts[0] != "#!lua") {
+    ctx.reply->Error("ERR Unexpected engine in script shebang: " +
+                     std::string(parts.empty() ? "" : parts[0]));
+    return false;
+  }
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (!parts[i].starts_with("flags=")) {
+      ctx.reply->Error("ERR Unknown lua shebang option: " + std::string(parts[i]));
+      return false;
+    }
+    std::string_view list = parts[i].substr(6);
+    if (list.empty()) continue;
+    for (std::string_view f : SplitOn(list, ',')) {
+      if (f == "no-writes") {
+        *no_writes = true;
+      } else if (f != "allow-oom" && f != "allow-stale" && f != "no-cluster" &&
+                 f != "allow-cross-slot-keys") {
+        ctx.reply->Error("ERR Unexpected flag in script shebang: " + std::string(f));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Every shard, in ascending order (doc/threading.md: a script may name keys it did not
+// declare, so it holds the whole keyspace like a Redis script does).
+Task LockAll(Context& ctx, const void* owner) {
+  for (int id = 0; id < ctx.shards->size(); ++id) {
+    co_await ShardLockAwaiter(&ctx.shards->at(id), owner);
+  }
+}
+
+// Unlocks every shard without waiting for the remote ones: an unlock message is posted from this
+// worker before anything this client sends next, so mailbox order keeps the next command
+// behind it.
+struct UnlockMessage : MailboxItem {
+  Shard* shard = nullptr;
+  static void Run(MailboxItem* item) {
+    auto* m = static_cast<UnlockMessage*>(item);
+    m->shard->Unlock();
+    delete m;
+  }
+};
+
+void UnlockAll(Context& ctx) {
+  Worker* self = Worker::Current();
+  for (int id = 0; id < ctx.shards->size(); ++id) {
+    Shard* s = &ctx.shards->at(id);
+    if (s->worker == self) {
+      s->Unlock();
+      continue;
+    }
+    auto* m = new UnlockMessage();
+    m->shard = s;
+    m->run = &UnlockMessage::Run;
+    s->worker->Post(m);
+  }
+}
+
+enum class Source { kBody, kSha, kFunction };
+
+void RunScriptOnFiber(void* arg) { LuaEngine::Local().Run(*static_cast<ScriptRun*>(arg)); }
+void RunFunctionOnFiber(void* arg) {
+  auto* run = static_cast<ScriptRun*>(arg);
+  LuaEngine::LocalFunctions().RunFunction(*run, run->library, run->body_storage);
+}
+
+constexpr std::string_view kErrRoWithWriteFlag =
+    "ERR Can not execute a script with write flag using *_ro command.";
+
+// Finds what EVAL / EVALSHA / FCALL runs: fills run.sha (the function name for FCALL), the
+// body or library, and the no-writes flag. False if it replied an error.
+bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
+                    std::string* body) {
+  ScriptCache& cache = ScriptCache::Get();
+  bool no_writes = false;
+  bool shebang = false;
+  if (source == Source::kFunction) {
+    if (!FunctionRegistry::Get().Find(ctx.args[1], &run.library, &run.body_storage, &no_writes)) {
+      ctx.reply->Error("ERR Function not found");
+      return false;
+    }
+    run.sha.assign(ctx.args[1]);
+    shebang = true;  // a function's flags are always explicit
+  } else if (source == Source::kSha) {
+    run.sha = LowerSha(ctx.args[1]);
+    // A script this worker has compiled since the last SCRIPT FLUSH needs no cache lookup.
+    run.body_known = !LuaEngine::Local().Compiled(run.sha, &no_writes, &shebang);
+    if (run.body_known) {
+      if (!cache.Find(run.sha, body)) {
+        ctx.reply->Error(kErrNoScript);
+        return false;
+      }
+      if (!ParseShebangOrReply(ctx, *body, &no_writes, &shebang)) return false;
+    }
+  } else {
+    body->assign(ctx.args[1]);
+    run.sha = Sha1Hex(*body);
+    if (!ParseShebangOrReply(ctx, *body, &no_writes, &shebang)) return false;
+    if (!cache.Exists(run.sha)) {
+      std::string error = LuaEngine::CompileError(*body);
+      if (!error.empty()) {
+        ctx.reply->Error(error);
+        return false;
+      }
+      cache.Add(*body);
+    }
+  }
+  if (read_only && shebang && !no_writes) {
+    ctx.reply->Error(kErrRoWithWriteFlag);
+    return false;
+  }
+  run.no_writes = no_writes;
+  run.shebang = shebang;
+  run.read_only = read_only || no_writes;
+  return true;
+}
+
+Task EvalGeneric(Context& ctx, Source source, bool read_only) {
+  ScriptRun run;
+  std::string body;
+  if (source == Source::kFunction && !ResolveOrReply(ctx, source, read_only, run, &body)) {
+    co_return;  // FCALL looks the function up before it reads numkeys
+  }
+  int64_t numkeys = 0;
+  if (!ParseInt64(ctx.args[2], &numkeys)) {
+    ctx.reply->Error(kErrNotInteger);
+    co_return;
+  }
+  const int64_t rest = static_cast<int64_t>(ctx.args.size()) - 3;
+  if (numkeys > rest) {
+    ctx.reply->Error("ERR Number of keys can't be greater than number of args");
+    co_return;
+  }
+  if (numkeys < 0) {
+    ctx.reply->Error("ERR Number of keys can't be negative");
+    co_return;
+  }
+  if (source != Source::kFunction && !ResolveOrReply(ctx, source, read_only, run, &body)) {
+    co_return;
+  }
+  run.ctx = &ctx;
+  run.body = body;
+  run.keys = ctx.args.subspan(3, numkeys);
+  run.args = ctx.args.subspan(3 + numkeys);
+
+  if (!ctx.in_exec) co_await LockAll(ctx, &run);
+  ScriptStatus& status = RunningScript();
+  status.Started(source == Source::kFunction ? run.sha : "", ctx.args);
+  run.start_ns = MonotonicNs();
+  co_await Fiber::Local().Run(source == Source::kFunction ? &RunFunctionOnFiber : &RunScriptOnFiber,
+                              &run);
+  status.Finished();
+  if (!ctx.in_exec) UnlockAll(ctx);
+}
+
+Task Eval(Context& ctx) { return EvalGeneric(ctx, Source::kBody, false); }
+Task EvalSha(Context& ctx) { return EvalGeneric(ctx, Source::kSha, false); }
+Task EvalRo(Context& ctx) { return EvalGeneric(ctx, Source::kBody, true); }
+Task EvalShaRo(Context& ctx) { return EvalGeneric(ctx, Source::kSha, true); }
+Task FCall(Context& ctx) { return EvalGeneric(ctx, Source::kFunction, false); }
+Task FCallRo(Context& ctx) { return EvalGeneric(ctx, Source::kFunction, true); }
+
+Task ScriptLoad(Context& ctx) {
+  std::string error = LuaEngine::CompileError(ctx.args[2]);
+  if (!error.empty()) {
+    ctx.reply->Error(error);
+    co_return;
+  }
+  ctx.reply->Bulk(ScriptCache::Get().Add(ctx.args[2]));
+}
+
+Task ScriptExists(Context& ctx) {
+  ctx.reply->Array(ctx.args.size() - 2);
+  for (size_t i = 2; i < ctx.args.size(); ++i) {
+    ctx.reply->Integer(ScriptCache::Get().Exists(ctx.args[i]) ? 1 : 0);
+  }
+  co_return;
+}
+
+Task ScriptFlush(Context& ctx) {
+  if (!FlushModeOk(ctx.args)) {
+    ctx.reply->Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    co_return;
+  }
+  ScriptCache::Get().Flush();
+  ctx.reply->Ok();
+}
+
+Task ScriptKill(Context& ctx) {
+  ScriptStatus& status = RunningScript();
+  status.KillOrReply(ctx.reply, status.running.load(std::memory_order_acquire));
+  co_return;
+}
+
+Task ScriptHelp(Context& ctx) {
+  static constexpr const char* kLines[] = {
+      "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "DEBUG (YES|SYNC|NO)",
+      "    Set the debug mode for subsequent scripts executed.",
+      "EXISTS <sha1> [<sha1> ...]",
+      "    Return information about the existence of the scripts in the script cache.",
+      "FLUSH [ASYNC|SYNC]",
+      "    Flush the Lua scripts cache. Very dangerous on replicas.",
+      "    When called without the optional mode argument, the behavior is determined by the",
+      "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+      "    * ASYNC: Asynchronously flush the scripts cache.",
+      "    * SYNC: Synchronously flush the scripts cache.",
+      "KILL",
+      "    Kill the currently executing Lua script.",
+      "LOAD <script>",
+      "    Load a script into the scripts cache without executing it.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ReplyHelpLines(ctx.reply, kLines);
+  co_return;
+}
+
+constexpr uint32_t kEvalFlags =
+    kCmdHome | kCmdNoScript | kCmdStale | kCmdSkipMonitor | kCmdNoMandatoryKeys | kCmdMovableKeys;
+constexpr uint32_t kScr = kCmdHome;
+
+const CommandSpec kScriptSubcommands[] = {
+    {"script|exists", -3, kScr | kCmdNoScript, 0, 0, 0, &ScriptExists, "@slow @scripting",
+     "scripting", "Check existence of scripts in the script cache.", "2.6.0"},
+    {"script|load", 3, kScr | kCmdNoScript | kCmdStale, 0, 0, 0, &ScriptLoad, "@slow @scripting",
+     "scripting", "Load the specified Lua script into the script cache.", "2.6.0"},
+    {"script|help", 2, kScr | kCmdLoading | kCmdStale, 0, 0, 0, &ScriptHelp, "@slow @scripting",
+     "scripting", "Show helpful text about the different subcommands", "5.0.0"},
+    {"script|kill", 2, kScr | kCmdNoScript | kCmdAllowBusy, 0, 0, 0, &ScriptKill,
+     "@slow @scripting", "scripting", "Kill the script currently in execution.", "2.6.0"},
+    {"script|flush", -2, kScr | kCmdNoScript, 0, 0, 0, &ScriptFlush, "@slow @scripting",
+     "scripting", "Remove all the scripts from the script cache.", "2.6.0"},
+};
+
+const CommandSpec kScriptingCommands[] = {
+    {"eval", -3, kEvalFlags, 0, 0, 0, &Eval, "@slow @scripting", "scripting",
+     "Execute a Lua script server side", "2.6.0"},
+    {"evalsha", -3, kEvalFlags, 0, 0, 0, &EvalSha, "@slow @scripting", "scripting",
+     "Execute a Lua script server side", "2.6.0"},
+    {"eval_ro", -3, kEvalFlags | kCmdReadOnly, 0, 0, 0, &EvalRo, "@slow @scripting", "scripting",
+     "Execute a read-only Lua script server side", "7.0.0"},
+    {"evalsha_ro", -3, kEvalFlags | kCmdReadOnly, 0, 0, 0, &EvalShaRo, "@slow @scripting",
+     "scripting", "Execute a read-only Lua script server side", "7.0.0"},
+    {"fcall", -3, kEvalFlags, 0, 0, 0, &FCall, "@slow @scripting", "scripting", "Invoke a function",
+     "7.0.0"},
+    {"fcall_ro", -3, kEvalFlags | kCmdReadOnly, 0, 0, 0, &FCallRo, "@slow @scripting", "scripting",
+     "Invoke a read-only function", "7.0.0"},
+    {"function", -2, kScr, 0, 0, 0, nullptr, "@slow", "scripting",
+     "A container for function commands", "7.0.0", FunctionSubcommands()},
+    {"script", -2, kScr, 0, 0, 0, nullptr, "@slow", "scripting",
+     "A container for Lua scripts management commands", "2.6.0", kScriptSubcommands},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> ScriptingCommands() { return kScriptingCommands; }
+
+}  // namespace lavik
