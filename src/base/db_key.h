@@ -79,6 +79,9 @@ class DbMap {
     physical_[static_cast<size_t>(logical)].store(physical, std::memory_order_relaxed);
     logical_[static_cast<size_t>(physical)].store(logical, std::memory_order_relaxed);
   }
+  // `databases`: SELECT accepts 0..Count()-1 (at most kMaxDatabases).
+  static int Count() { return count_.load(std::memory_order_relaxed); }
+  static void SetCount(int n) { count_.store(n, std::memory_order_relaxed); }
   static void Reset() {
     for (int i = 0; i < kMaxDatabases; ++i) Set(i, i);
   }
@@ -95,6 +98,7 @@ class DbMap {
     }
   };
   static inline Table table_;
+  static inline std::atomic<int> count_{kMaxDatabases};
   static inline std::array<std::atomic<int>, kMaxDatabases>& physical_ = table_.physical;
   static inline std::array<std::atomic<int>, kMaxDatabases>& logical_ = table_.logical;
 };

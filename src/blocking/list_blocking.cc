@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "client/client_state.h"
 #include "commands/list_ops.h"
@@ -86,7 +87,7 @@ struct ListBlock {
       ReplyMPop(ctx, pop);
     } else {
       ctx.reply->Array(2);
-      ctx.reply->Bulk(pop.key);
+      ctx.reply->Bulk(ClientKey(pop.key));
       ctx.reply->Bulk(pop.elements[0]);
     }
   }

@@ -16,6 +16,7 @@
 
 #include "base/ascii.h"
 #include "base/clock.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "blocking/list_blocking.h"
 #include "client/client_state.h"
@@ -190,7 +191,7 @@ Task CheckKey(Store& st, Context& ctx, const ReadArgs& a, size_t i, bool woken, 
 
 void KeyHeader(ReplyWriter& w, std::string_view key) {
   if (w.resp() == 2) w.Array(2);
-  w.Bulk(key);
+  w.Bulk(ClientKey(key));
 }
 
 // Pass 2 for XREAD.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/ascii.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "blocking/list_blocking.h"
 #include "commands/collection_access.h"
@@ -85,7 +86,7 @@ struct ZBlock {
       ctx.reply->Error(error);
     } else if (mpop_reply) {
       ctx.reply->Array(2);
-      ctx.reply->Bulk(key);
+      ctx.reply->Bulk(ClientKey(key));
       ctx.reply->Array(popped.size());
       for (const ZEntry& e : popped) {
         ctx.reply->Array(2);
@@ -94,7 +95,7 @@ struct ZBlock {
       }
     } else {
       ctx.reply->Array(3);
-      ctx.reply->Bulk(key);
+      ctx.reply->Bulk(ClientKey(key));
       ctx.reply->Bulk(popped[0].member);
       ctx.reply->Double(popped[0].score);
     }

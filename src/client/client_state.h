@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "client/client_admin.h"
 #include "commands/command.h"
@@ -41,6 +42,11 @@ class ClientState {
   std::shared_ptr<const AclUser> acl_user;
   uint64_t acl_version = 0;
   std::string_view last_command = "NULL";  // a CommandSpec name (static storage)
+  int db = 0;                              // SELECT: the logical database (base/db_key.h)
+  // The running command's arguments with keys in stored form, when its database needs them
+  // (commands/command_keys.h StoredKeyArgs); ctx.args then views these.
+  std::string db_arena;
+  std::vector<std::string_view> db_argv;
 
   // The command being run (Context must outlive a suspended handler, so it lives here).
   Context ctx;

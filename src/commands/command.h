@@ -37,6 +37,11 @@ struct Context {
   // Run by EXEC (transaction/transaction.h): EXEC already holds the lock of every shard the command
   // touches (KeyPlan takes none), and the command must not block.
   bool in_exec = false;
+  // The physical database (base/db_key.h) the command runs in: the client's, or a script's
+  // after its own SELECT. Keys in ctx.args are already stored keys of it.
+  int db = 0;
+  // Run by a script's redis.call: SELECT changes the script's database, not the client's.
+  bool in_script = false;
 };
 
 using Handler = Task (*)(Context& ctx);

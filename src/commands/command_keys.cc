@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "base/ascii.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "commands/numkeys.h"
 
@@ -326,6 +327,41 @@ bool CommandKeys(const CommandSpec& spec, std::span<const std::string_view> args
                                       : NumkeysStoreSources(spec, args, &first, &last);
   if (!ok) return false;
   for (int i = first; i <= last; ++i) out->push_back({i, spec.first_key == 0 ? 0 : 1});
+  return true;
+}
+
+bool StoredKeyArgs(const CommandSpec& spec, std::span<const std::string_view> args, int db,
+                   std::string* arena, std::vector<std::string_view>* out) {
+  // Scripts see their KEYS as the client sent them; their redis.call commands are rewritten.
+  if (IsScript(spec.name) || !CommandHasKeys(spec)) return false;
+  if (db == 0) {  // the common case: only a key that itself starts with the prefix changes
+    bool any = false;
+    for (std::string_view a : args) any = any || (!a.empty() && a[0] == kDbKeyPrefix[0]);
+    if (!any) return false;
+  }
+  std::vector<KeyRef> keys;
+  CommandKeys(spec, args, &keys);
+  std::vector<bool> is_key(args.size());
+  bool change = false;
+  for (const KeyRef& k : keys) {
+    is_key[static_cast<size_t>(k.arg)] = true;
+    change = change || NeedsDbPrefix(db, args[static_cast<size_t>(k.arg)]);
+  }
+  if (!change) return false;
+  size_t total = 0;
+  for (std::string_view a : args) total += a.size() + 3;
+  arena->clear();
+  arena->reserve(total);  // no reallocation below: the views stay valid
+  out->clear();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const size_t at = arena->size();
+    if (is_key[i]) {
+      arena->append(DbKey(db, args[i]));
+    } else {
+      arena->append(args[i]);
+    }
+    out->emplace_back(arena->data() + at, arena->size() - at);
+  }
   return true;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,13 @@ struct KeyRef {
 // *out then holds the keys found before the problem.
 bool CommandKeys(const CommandSpec& spec, std::span<const std::string_view> args,
                  std::vector<KeyRef>* out);
+
+// The call's arguments with every key in its stored form for physical database `db`
+// (base/db_key.h), the strings in *arena and the views in *out. False, with nothing written, when
+// no key changes (database 0 and no key starting with the prefix) and for scripts (EVAL, FCALL:
+// their redis.call commands are rewritten instead).
+bool StoredKeyArgs(const CommandSpec& spec, std::span<const std::string_view> args, int db,
+                   std::string* arena, std::vector<std::string_view>* out);
 
 // True if the command can name keys at all (fixed positions, movable keys or a key spec).
 bool CommandHasKeys(const CommandSpec& spec);

@@ -1,11 +1,12 @@
 // COPY source destination [DB destination-db] [REPLACE] (Redis 7.0 copyCommand): under both
 // keys' shard locks the value is read on the source's worker and written, TTL included, on the
-// destination's. Lavik has database 0 only: any other DB index is out of range.
+// destination's. DB n names the destination's database (its stored key, base/db_key.h).
 #include "commands/key_copy.h"
 
 #include <cstdint>
 
 #include "base/ascii.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "commands/collection_access.h"
 #include "commands/list_chunks.h"
@@ -51,21 +52,27 @@ TaskOf<bool> WriteKeyCopy(Store& st, std::string_view key, const KeyCopy& copy,
 namespace {
 
 Task Copy(Context& ctx) {
-  const std::string_view src = ctx.args[1], dst = ctx.args[2];
+  const std::string_view src = ctx.args[1];
+  std::string dst(ctx.args[2]);
   bool replace = false;
   for (size_t j = 3; j < ctx.args.size(); ++j) {
     if (EqualsNoCase(ctx.args[j], "replace")) {
       replace = true;
     } else if (EqualsNoCase(ctx.args[j], "db") && j + 1 < ctx.args.size()) {
       int64_t db;
-      if (!ParseInt64(ctx.args[j + 1], &db) || db < INT32_MIN || db > INT32_MAX) {
+      if (!ParseInt64(ctx.args[j + 1], &db)) {
         ctx.reply->Error(kErrNotInteger);
         co_return;
       }
-      if (db != 0) {
+      if (db < INT32_MIN || db > INT32_MAX) {
+        ctx.reply->Error(kErrNotInt32);
+        co_return;
+      }
+      if (db < 0 || db >= DbMap::Count()) {
         ctx.reply->Error(kErrDbIndexRange);
         co_return;
       }
+      dst = DbKey(DbMap::Physical(static_cast<int>(db)), ClientKey(ctx.args[2]));
       ++j;
     } else {
       ctx.reply->Error(kErrSyntax);
@@ -76,7 +83,7 @@ Task Copy(Context& ctx) {
     ctx.reply->Error("ERR source and destination objects are the same");
     co_return;
   }
-  KeyPlan plan(ctx, ctx.args.subspan(1, 2));
+  KeyPlan plan(ctx, std::vector<std::string_view>{src, dst});
   KeyCopy value;
   std::string error;
   bool copied = false;

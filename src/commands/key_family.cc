@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/ascii.h"
+#include "base/db_key.h"
 #include "base/glob.h"
 #include "base/numbers.h"
 #include "commands/collection_access.h"
@@ -318,11 +319,15 @@ Task Keys(Context& ctx) {
     co_await RunOnShard(ctx, s, [&](Store& st) -> Task {
       std::vector<std::pair<uint64_t, uint64_t>> entries;
       st.ForEachEntry([&](uint64_t fp, uint64_t l) {
-        if (loc::Type(l) != ValueType::kChunk) entries.emplace_back(fp, l);  // not keys
+        // Chunk records are not keys; other databases' keys are not this one's.
+        if (loc::Type(l) != ValueType::kChunk && Index::FpDb(fp) == ctx.db) {
+          entries.emplace_back(fp, l);
+        }
       });
       co_await KeysOf(
           st, std::move(entries), ctx.now_ms,
-          [&](std::string_view key, uint64_t) {
+          [&](std::string_view stored, uint64_t) {
+            const std::string_view key = ClientKey(stored);
             if (MatchAll(pattern) || GlobMatch(pattern, key)) keys.emplace_back(key);
           },
           &error);
@@ -384,14 +389,15 @@ Task Scan(Context& ctx) {
   while (shard < ctx.shards->size()) {
     co_await RunOnShard(ctx, shard, [&](Store& st) -> Task {
       std::vector<std::pair<uint64_t, uint64_t>> entries;
-      inner = st.ScanIndex(inner, static_cast<size_t>(count), [&](uint64_t fp, uint64_t l) {
+      inner = st.ScanIndex(inner, static_cast<size_t>(count), ctx.db, [&](uint64_t fp, uint64_t l) {
         if (!use_type || EqualsNoCase(type, TypeName(loc::Type(l)))) {
           entries.emplace_back(fp, l);
         }
       });
       co_await KeysOf(
           st, std::move(entries), ctx.now_ms,
-          [&](std::string_view key, uint64_t) {
+          [&](std::string_view stored, uint64_t) {
+            const std::string_view key = ClientKey(stored);
             if (!use_pattern || GlobMatch(pattern, key)) keys.emplace_back(key);
           },
           &error);
@@ -420,7 +426,7 @@ Task RandomKey(Context& ctx) {
   std::vector<size_t> sizes(ctx.shards->size());
   size_t total = 0;
   for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [&](Store& st) { sizes[s] = st.size(); });
+    co_await OnShard(ctx, s, [&](Store& st) { sizes[s] = st.db_size(ctx.db); });
     total += sizes[s];
   }
   std::string key;
@@ -433,10 +439,10 @@ Task RandomKey(Context& ctx) {
     while (pick >= sizes[s]) pick -= sizes[s++];
     co_await RunOnShard(ctx, s, [&](Store& st) -> Task {
       uint64_t fp, l;
-      if (!st.RandomEntry(rnd, &fp, &l) || st.ExpiredFp(fp, ctx.now_ms)) co_return;
+      if (!st.RandomEntry(rnd, ctx.db, &fp, &l) || st.ExpiredFp(fp, ctx.now_ms)) co_return;
       ReadResult r = co_await st.ReadAt(fp, l);
       if (r.ok()) {
-        key.assign(r.key.data(), r.key.size());
+        key = ClientKey(r.key);
         found = true;
       }
     });
@@ -451,13 +457,49 @@ Task RandomKey(Context& ctx) {
 Task DbSize(Context& ctx) {
   int64_t total = 0;
   for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [&](Store& st) { total += static_cast<int64_t>(st.size()); });
+    co_await OnShard(ctx, s, [&](Store& st) { total += static_cast<int64_t>(st.db_size(ctx.db)); });
   }
   ctx.reply->Integer(total);
 }
 
-// FLUSHDB / FLUSHALL: every shard drops its keys and closes its segment; then the superblock's
-// flush_seq makes every older segment dead for recovery, and the segments are freed.
+// FLUSHALL (and FLUSHDB when no other database has keys): every shard drops its keys and closes
+// its segment; then the superblock's flush_seq makes every older segment dead for recovery, and
+// the segments are freed. *error is set on failure.
+Task FlushEverything(Context& ctx, std::string_view name, std::string* error) {
+  const uint64_t flush_seq = ctx.shards->at(0).store.BeginFlush();
+  for (int s = 0; s < ctx.shards->size(); ++s) {
+    co_await RunOnShard(ctx, s, [&](Store& st) -> Task {
+      bool ok = false;
+      co_await st.PrepareFlush(&ok);
+      if (!ok && error->empty())
+        *error = "ERR " + std::string(name) + " failed: " + st.log().error();
+    });
+  }
+  if (error->empty() && !ctx.shards->at(0).store.CommitFlush(flush_seq, error)) {
+    *error = "ERR " + std::string(name) + " failed: " + *error;
+  }
+  for (int s = 0; s < ctx.shards->size(); ++s) {
+    co_await OnShard(ctx, s, [&](Store& st) { st.ReleaseFlushed(flush_seq); });
+  }
+}
+
+// FLUSHDB while other databases hold keys: every shard drops the database's keys and closes its
+// segment; then the superblock's flush seq for the database makes its older records dead.
+Task FlushOneDb(Context& ctx, std::string* error) {
+  Store& first = ctx.shards->at(0).store;
+  const uint64_t flush_seq = first.BeginFlush();
+  for (int s = 0; s < ctx.shards->size(); ++s) {
+    co_await RunOnShard(ctx, s, [&](Store& st) -> Task {
+      bool ok = false;
+      co_await st.FlushDb(ctx.db, &ok);
+      if (!ok && error->empty()) *error = "ERR FLUSHDB failed: " + st.log().error();
+    });
+  }
+  if (error->empty() && !first.file().SetDbFlushSeq(ctx.db, flush_seq, error)) {
+    *error = "ERR FLUSHDB failed: " + *error;
+  }
+}
+
 Task Flush(Context& ctx) {
   if (ctx.args.size() > 2 || (ctx.args.size() == 2 && !EqualsNoCase(ctx.args[1], "async") &&
                               !EqualsNoCase(ctx.args[1], "sync"))) {
@@ -465,19 +507,23 @@ Task Flush(Context& ctx) {
     co_return;
   }
   std::string error;
-  const uint64_t flush_seq = ctx.shards->at(0).store.BeginFlush();
-  for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await RunOnShard(ctx, s, [&](Store& st) -> Task {
-      bool ok = false;
-      co_await st.PrepareFlush(&ok);
-      if (!ok && error.empty()) error = "ERR FLUSHALL failed: " + st.log().error();
-    });
-  }
-  if (error.empty() && !ctx.shards->at(0).store.CommitFlush(flush_seq, &error)) {
-    error = "ERR FLUSHALL failed: " + error;
-  }
-  for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [&](Store& st) { st.ReleaseFlushed(flush_seq); });
+  if (ctx.spec->name == "flushall") {
+    co_await FlushEverything(ctx, "FLUSHALL", &error);
+  } else {
+    // Every shard held: no write to another database slips in between the check and the flush.
+    KeyPlan plan(ctx, std::vector<std::string_view>{});
+    plan.CoverAllShards();
+    co_await plan.Lock();
+    bool others = false;
+    for (int s = 0; s < ctx.shards->size(); ++s) {
+      co_await OnShard(ctx, s, [&](Store& st) { others = others || st.OtherDbsHaveKeys(ctx.db); });
+    }
+    if (others) {
+      co_await FlushOneDb(ctx, &error);
+    } else {
+      co_await FlushEverything(ctx, "FLUSHDB", &error);
+    }
+    co_await plan.Unlock();
   }
   if (!error.empty()) {
     ctx.reply->Error(error);

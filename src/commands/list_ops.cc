@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/ascii.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "commands/list_access.h"
 #include "protocol/errors.h"
@@ -136,7 +137,7 @@ void ReplyMPop(Context& ctx, const PopResult& r) {
     ctx.reply->NullArray();
   } else {
     ctx.reply->Array(2);
-    ctx.reply->Bulk(r.key);
+    ctx.reply->Bulk(ClientKey(r.key));
     ctx.reply->Array(r.elements.size());
     for (const std::string& s : r.elements) ctx.reply->Bulk(s);
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/ascii.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "commands/collection_access.h"
 #include "commands/families.h"
@@ -40,11 +41,12 @@ struct SortPattern {
   Kind kind = Kind::kConstant;
   std::string_view prefix, postfix, field;
 
-  std::string KeyFor(std::string_view element) const {
+  // The stored key (base/db_key.h) the pattern names for `element` in physical database `db`.
+  std::string KeyFor(std::string_view element, int db) const {
     std::string key;
     key.reserve(prefix.size() + element.size() + postfix.size());
     key.append(prefix).append(element).append(postfix);
-    return key;
+    return DbKey(db, key);
   }
 };
 
@@ -312,7 +314,7 @@ Task RunSort(Context& ctx, KeyPlan& plan, SortArgs& a, std::vector<std::string>*
     if (a.has_by) {
       weights.resize(items.size());
       for (size_t i = 0; i < items.size(); ++i) {
-        weights[i].key = a.by.KeyFor(*items[i].element);
+        weights[i].key = a.by.KeyFor(*items[i].element, ctx.db);
         weights[i].field = a.by.field;
       }
       co_await ReadPatternKeys(ctx, plan, &weights, error);
@@ -345,7 +347,7 @@ Task RunSort(Context& ctx, KeyPlan& plan, SortArgs& a, std::vector<std::string>*
         out->values.push_back(nullptr);
       } else {
         out->values.push_back(nullptr);  // filled in below from out->gets
-        out->gets.push_back({g.KeyFor(*it.element), g.field, false, {}});
+        out->gets.push_back({g.KeyFor(*it.element, ctx.db), g.field, false, {}});
       }
     }
   }

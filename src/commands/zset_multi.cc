@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/ascii.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "commands/collection_access.h"
 #include "commands/families.h"
@@ -314,7 +315,7 @@ Task ZMPop(Context& ctx) {
     ctx.reply->NullArray();
   } else {
     ctx.reply->Array(2);
-    ctx.reply->Bulk(plan.keys()[from]);
+    ctx.reply->Bulk(ClientKey(plan.keys()[from]));
     ctx.reply->Array(popped.size());
     for (const ZEntry& e : popped) {
       ctx.reply->Array(2);

@@ -136,7 +136,7 @@ constexpr ParamSpec kSpecs[] = {
     Bool("crash-log-enabled", "yes"),
     Bool("crash-memcheck-enabled", "yes"),
     Bool("daemonize", "no", kImmutable),
-    Int("databases", 1, kI32Max, "16", kImmutable),
+    Int("databases", 1, 16, "16", kImmutable),  // base/db_key.h kMaxDatabases
     Str("dbfilename", "dump.rdb", kProtected),
     Str("dir", "", kProtected),
     Bool("disable-thp", "yes", kImmutable),

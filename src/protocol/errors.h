@@ -60,6 +60,9 @@ inline constexpr std::string_view kErrHllCorrupt = "INVALIDOBJ Corrupted HLL obj
 // Keyspace errors.
 inline constexpr std::string_view kErrNoSuchKey = "ERR no such key";
 inline constexpr std::string_view kErrDbIndexRange = "ERR DB index is out of range";
+// An integer argument Redis reads as a C int (SELECT, MOVE, COPY ... DB) beyond its range.
+inline constexpr std::string_view kErrNotInt32 =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
 inline constexpr std::string_view kErrSameObject =
     "ERR source and destination objects are the same";
 inline constexpr std::string_view kErrBusyKey = "BUSYKEY Target key name already exists.";

@@ -295,6 +295,7 @@ bool RunCommand(lua_State* L, ScriptRun& run) {
   run.call_reply.clear();
   ReplyWriter w(&run.call_reply, run.resp);
   Fiber& fiber = Fiber::Local();
+  ctx.in_script = true;  // a SELECT in the script changes ctx.db, not the client's database
   Task t = RunHoldingShards(ctx, spec, argv, &w);
   if (!t.Start([](void* f) { static_cast<Fiber*>(f)->Resume(); }, &fiber)) fiber.Suspend();
   PushRespAsLua(L, run.call_reply);

@@ -218,7 +218,7 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   s += " idle=" + std::to_string((now_ms - c.last_active_ms()) / 1000);
   s += " flags=" + flags;
   const PubSubClient* ps = cl.pubsub.get();
-  s += " db=0 sub=" + std::to_string(ps ? ps->channels() : 0);
+  s += " db=" + std::to_string(cl.db) + " sub=" + std::to_string(ps ? ps->channels() : 0);
   s += " psub=" + std::to_string(ps ? ps->patterns() : 0);
   s += " ssub=" + std::to_string(ps ? ps->shard_channels() : 0);
   s += " multi=-1";
@@ -363,7 +363,7 @@ void ClientHub::FeedMonitors(ClientState* cl) {
     return;
   }
   std::string line;
-  AppendMonitorLine(&line, NowUs(), 0, cl->conn->peer(), cl->cmd_args);
+  AppendMonitorLine(&line, NowUs(), cl->db, cl->conn->peer(), cl->cmd_args);
   const int home = cl->conn->worker()->id();
   for (int w = 0; w < server_->worker_count(); ++w) {
     if (workers_[w].monitor_count.load(std::memory_order_relaxed) == 0) continue;

@@ -26,7 +26,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       TransactionCommands(),   DumpCommands(),          GeoCommands(),
       HyperLogLogCommands(),   BitmapCommands(),        SortCommands(),
       LcsCommands(),           MemoryCommands(),        SaveCommands(),
-      LolwutCommands(),        ScriptingCommands(),
+      LolwutCommands(),        ScriptingCommands(),     DbCommands(),
   };
 }
 

@@ -124,7 +124,6 @@ ConfigParams DefaultParams() {
   ResolveMemoryDefaults(&defaults);     // as Server resolves them
   ConfigRegistry registry;
   registry.LoadFrom(defaults);
-  registry.SetInitial("databases", "1");  // Server's single database
   ConfigParams all;
   std::string_view star = "*";
   registry.Get(std::span<const std::string_view>(&star, 1), &all);

@@ -9,6 +9,7 @@
 #include "acl/acl_client.h"
 #include "base/ascii.h"
 #include "base/clock.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "client/client_state.h"
 #include "commands/command.h"
@@ -54,11 +55,16 @@ Task Quit(Context& ctx) {
 
 Task Select(Context& ctx) {
   int64_t db;
-  if (!ParseInt64(ctx.args[1], &db) || db < INT32_MIN || db > INT32_MAX) {
+  if (!ParseInt64(ctx.args[1], &db)) {
     ctx.reply->Error(kErrNotInteger);
-  } else if (db != 0) {
+  } else if (db < INT32_MIN || db > INT32_MAX) {
+    ctx.reply->Error(kErrNotInt32);
+  } else if (db < 0 || db >= DbMap::Count()) {
     ctx.reply->Error(kErrDbIndexRange);
   } else {
+    ctx.db = DbMap::Physical(static_cast<int>(db));
+    // A script's SELECT lasts until the script ends (Redis 7.0); EXEC's stays with the client.
+    if (!ctx.in_script && ctx.client != nullptr) ctx.client->db = static_cast<int>(db);
     ctx.reply->Ok();
   }
   co_return;

@@ -6,7 +6,9 @@
 
 #include "acl/acl_client.h"
 #include "base/clock.h"
+#include "base/db_key.h"
 #include "client/client_state.h"
+#include "commands/command_keys.h"
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
 #include "scripting/scripting.h"
@@ -196,16 +198,18 @@ RequestHandler::Result Server::Execute(ClientState* cl, const CommandSpec* spec,
   Connection& c = *cl->conn;
   stats_[c.worker()->id()]->commands.Add();
   cl->cmd_start_ns = MonotonicNs();  // when it runs: a CLIENT PAUSE wait is not its latency
+  const int db = DbMap::Physical(cl->db);
+  if (StoredKeyArgs(*spec, args, db, &cl->db_arena, &cl->db_argv)) args = cl->db_argv;
   bool multi = false;
   int shard = RouteShard(spec, args, &multi);
   if (shard >= 0 && (shard != c.worker()->id() || shards_->at(shard).locked())) {
-    return RunRemote(cl, spec, args, shard);
+    return RunRemote(cl, spec, args, shard, db);
   }
-  return RunAtHome(cl, spec, args);
+  return RunAtHome(cl, spec, args, db);
 }
 
 RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spec,
-                                         std::span<const std::string_view> args) {
+                                         std::span<const std::string_view> args, int db) {
   Context& ctx = cl->ctx;
   ctx.args = args;
   ctx.reply = &cl->writer;
@@ -217,6 +221,8 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   ctx.spec = spec;
   ctx.now_ms = NowMs();
   ctx.client_id = cl->id;
+  ctx.db = db;
+  ctx.in_script = false;
   cl->cmd_errors = cl->writer.errors();
   Task t = spec->handler(ctx);
   if (t.Start(&Server::OnHomeDone, cl)) {
@@ -237,7 +243,8 @@ void Server::OnHomeDone(void* arg) {
 }
 
 RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spec,
-                                         std::span<const std::string_view> args, int shard) {
+                                         std::span<const std::string_view> args, int shard,
+                                         int db) {
   RemoteCommand* m = AcquireCommand();
   m->server = this;
   m->client = cl;
@@ -260,6 +267,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   m->ctx.shards = shards_.get();
   m->ctx.spec = spec;
   m->ctx.client_id = cl->id;
+  m->ctx.db = db;
   cl->cmd_errors = m->writer.errors();
   m->run = &RemoteCommand::RunOnShard;
   cl->pending = true;

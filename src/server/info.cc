@@ -4,11 +4,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/db_key.h"
 #include "blocking/list_blocking.h"
 #include "runtime/shard_hop.h"
 #include "scripting/scripting.h"
@@ -22,6 +24,8 @@ namespace {
 struct ShardFigures {
   uint64_t keys = 0;
   uint64_t expires = 0;
+  std::array<uint64_t, kMaxDatabases> db_keys{};  // per physical database
+  std::array<uint64_t, kMaxDatabases> db_expires{};
   StoreStats stats;
   uint64_t cache_bytes = 0;
   uint64_t cache_capacity = 0;
@@ -90,6 +94,10 @@ Task Info(Context& ctx) {
       ShardFigures& f = figures[w];
       f.keys = st.size();
       f.expires = st.expires();
+      for (int d = 0; d < kMaxDatabases; ++d) {
+        f.db_keys[static_cast<size_t>(d)] = st.db_size(d);
+        f.db_expires[static_cast<size_t>(d)] = st.db_expires(d);
+      }
       f.stats = st.stats();
       f.cache_bytes = st.cache().bytes();
       f.cache_capacity = st.cache().capacity();
@@ -112,6 +120,10 @@ Task Info(Context& ctx) {
   for (const ShardFigures& f : figures) {
     total.keys += f.keys;
     total.expires += f.expires;
+    for (size_t d = 0; d < kMaxDatabases; ++d) {
+      total.db_keys[d] += f.db_keys[d];
+      total.db_expires[d] += f.db_expires[d];
+    }
     total.cache_bytes += f.cache_bytes;
     total.cache_capacity += f.cache_capacity;
     total.cache_hits += f.cache_hits;
@@ -344,10 +356,13 @@ Task Info(Context& ctx) {
   }
   if (Wanted(sections, "keyspace", true)) {
     out += "# Keyspace\r\n";
-    if (total.keys > 0) {
-      Field(&out, "db0",
-            "keys=" + std::to_string(total.keys) + ",expires=" + std::to_string(total.expires) +
-                ",avg_ttl=0");
+    for (int d = 0; d < DbMap::Count(); ++d) {
+      const auto p = static_cast<size_t>(DbMap::Physical(d));
+      if (total.db_keys[p] == 0) continue;
+      const std::string name = "db" + std::to_string(d);
+      Field(&out, name.c_str(),
+            "keys=" + std::to_string(total.db_keys[p]) +
+                ",expires=" + std::to_string(total.db_expires[p]) + ",avg_ttl=0");
     }
     out += "\r\n";
   }

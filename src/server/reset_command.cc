@@ -33,6 +33,7 @@ Task Reset(Context& ctx) {
   server->pubsub().OnClose(cl);
   cl->name.clear();
   cl->resp = 2;
+  cl->db = 0;
   cl->reply_off = false;
   cl->reply_skip_next = false;
   cl->discard_reply = false;

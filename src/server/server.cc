@@ -13,6 +13,7 @@
 #include <random>
 
 #include "base/clock.h"
+#include "base/db_key.h"
 #include "base/log.h"
 #include "blocking/list_blocking.h"
 #include "client/client_state.h"
@@ -72,7 +73,7 @@ LogSeverity SeverityOf(LogLevel l) {
 Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFamilies()) {
   ResolveMemoryDefaults(&config_);  // cache-mb and max-memory
   registry_.LoadFrom(config_);
-  registry_.SetInitial("databases", "1");  // one database (db 0), see doc/commands.md
+  if (const std::string* n = registry_.Value("databases")) DbMap::SetCount(std::stoi(*n));
   acl_ = std::make_unique<Acl>(table_);
   if (!config_.requirepass.empty()) acl_->SetDefaultPassword(config_.requirepass);
   for (const auto& [name, value] : config_.extra_params) {
@@ -387,6 +388,10 @@ bool Server::OpenStorage(std::string* error) {
           data_file_.get(), ptrs, [n](uint16_t slot) { return SlotShard(slot, n); },
           [](const std::string& m) { LogNotice(m); }, &recovery_, error)) {
     return false;
+  }
+  // SWAPDB's map, as the superblock last recorded it.
+  for (int d = 0; d < kMaxDatabases; ++d) {
+    DbMap::Set(d, data_file_->superblock().db_map[static_cast<size_t>(d)]);
   }
   LogNotice(std::string("Index loaded ") +
             (recovery_.from_checkpoint

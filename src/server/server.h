@@ -109,10 +109,11 @@ class Server : public RequestHandler {
   void Adopt(int fd, TlsSession* tls = nullptr);  // takes ownership of tls
   void BeginDrain(int id);
   Result Execute(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args);
-  Result RunAtHome(ClientState* cl, const CommandSpec* spec,
-                   std::span<const std::string_view> args);
+  // `db`: the physical database the command runs in (its keys in args are stored keys of it).
+  Result RunAtHome(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
+                   int db);
   Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
-                   int shard);
+                   int shard, int db);
   void FinishCommand(ClientState* cl);
   static void OnHomeDone(void* arg);
   int RouteShard(const CommandSpec* spec, std::span<const std::string_view> args,

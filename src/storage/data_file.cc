@@ -232,6 +232,19 @@ bool DataFile::SetFlushSeq(uint64_t seq, std::string* error) {
   return WriteSuperblock(error);
 }
 
+bool DataFile::SetDbFlushSeq(int db, uint64_t seq, std::string* error) {
+  std::lock_guard<std::mutex> lock(sb_mu_);
+  uint64_t& s = sb_.db_flush_seq[static_cast<size_t>(db)];
+  s = std::max(s, seq);
+  return WriteSuperblock(error);
+}
+
+bool DataFile::SetDbMap(const std::array<uint8_t, kMaxDatabases>& map, std::string* error) {
+  std::lock_guard<std::mutex> lock(sb_mu_);
+  sb_.db_map = map;
+  return WriteSuperblock(error);
+}
+
 bool DataFile::GrowLocked(uint32_t min_new_segments) {
   if (!growable()) return false;
   uint32_t have = segment_count();

@@ -65,6 +65,10 @@ class DataFile {
   bool WriteSuperblock(std::string* error);
   // FLUSHALL: records that segments older than `seq` hold no live data (any thread).
   bool SetFlushSeq(uint64_t seq, std::string* error);
+  // FLUSHDB of physical database `db`: its records in segments older than `seq` are dead.
+  bool SetDbFlushSeq(int db, uint64_t seq, std::string* error);
+  // SWAPDB: persists the logical → physical database map.
+  bool SetDbMap(const std::array<uint8_t, kMaxDatabases>& map, std::string* error);
 
   // --- Segment allocator (any thread) ---
   enum class SegState : uint8_t { kFree, kLog, kLarge, kLargeTail, kCheckpoint, kReleasing };

@@ -26,6 +26,13 @@ constexpr size_t kSbGrownByLavik = 88;
 constexpr size_t kSbFlushSeq = 92;
 constexpr size_t kSbCrc = 100;
 static_assert(kSbCrc + 4 == kSuperblockSize);
+// The databases extension (doc/storage-format.md): per-database flush seqs (FLUSHDB), the
+// logical → physical database map (SWAPDB) and their own crc. All zero (a file written before
+// databases existed) means no FLUSHDB and the identity map.
+constexpr size_t kSbDbFlushSeq = 128;                           // u64[16]
+constexpr size_t kSbDbMap = kSbDbFlushSeq + 8 * kMaxDatabases;  // u8[16]
+constexpr size_t kSbDbCrc = kSbDbMap + kMaxDatabases;           // u32
+static_assert(kSbDbCrc + 4 <= kBlockSize);
 
 // Segment header field offsets.
 constexpr size_t kShMagic = 0;
@@ -103,6 +110,11 @@ void EncodeSuperblock(const Superblock& sb, char* block) {
   EncodeFixed32(block + kSbGrownByLavik, sb.grown_by_lavik);
   EncodeFixed64(block + kSbFlushSeq, sb.flush_seq);
   EncodeFixed32(block + kSbCrc, Crc32c(block, kSbCrc));
+  for (size_t d = 0; d < kMaxDatabases; ++d) {
+    EncodeFixed64(block + kSbDbFlushSeq + 8 * d, sb.db_flush_seq[d]);
+    block[kSbDbMap + d] = static_cast<char>(sb.db_map[d]);
+  }
+  EncodeFixed32(block + kSbDbCrc, Crc32c(block + kSbDbFlushSeq, kSbDbCrc - kSbDbFlushSeq));
 }
 
 const char* SuperblockStatusName(SuperblockStatus status) {
@@ -143,6 +155,20 @@ SuperblockStatus DecodeSuperblock(const char* block, Superblock* out) {
   sb.next_segment_seq = DecodeFixed64(block + kSbNextSegmentSeq);
   sb.grown_by_lavik = DecodeFixed32(block + kSbGrownByLavik);
   sb.flush_seq = DecodeFixed64(block + kSbFlushSeq);
+  if (!AllZero(block + kSbDbFlushSeq, kSbDbCrc + 4 - kSbDbFlushSeq)) {
+    if (DecodeFixed32(block + kSbDbCrc) !=
+        Crc32c(block + kSbDbFlushSeq, kSbDbCrc - kSbDbFlushSeq)) {
+      return SuperblockStatus::kBadCrc;
+    }
+    bool seen[kMaxDatabases] = {};
+    for (size_t d = 0; d < kMaxDatabases; ++d) {
+      sb.db_flush_seq[d] = DecodeFixed64(block + kSbDbFlushSeq + 8 * d);
+      const uint8_t p = static_cast<uint8_t>(block[kSbDbMap + d]);
+      if (p >= kMaxDatabases || seen[p]) return SuperblockStatus::kBadCrc;  // not a permutation
+      seen[p] = true;
+      sb.db_map[d] = p;
+    }
+  }
   *out = sb;
   return SuperblockStatus::kOk;
 }

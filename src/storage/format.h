@@ -26,6 +26,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "base/db_key.h"
+
 namespace lavik {
 
 static_assert(std::endian::native == std::endian::little,
@@ -92,6 +94,14 @@ struct Superblock {
   uint64_t next_segment_seq = 0;
   uint32_t grown_by_lavik = 0;
   uint64_t flush_seq = 0;  // FLUSHALL: segments with a smaller seq hold no live data
+  // FLUSHDB: records of physical database d in segments with a smaller seq are dead.
+  std::array<uint64_t, kMaxDatabases> db_flush_seq{};
+  // SWAPDB: logical database i is physical database db_map[i] (a permutation).
+  std::array<uint8_t, kMaxDatabases> db_map = [] {
+    std::array<uint8_t, kMaxDatabases> m{};
+    for (size_t i = 0; i < kMaxDatabases; ++i) m[i] = static_cast<uint8_t>(i);
+    return m;
+  }();
 
   bool clean() const { return (flags & kSuperblockClean) != 0; }
   bool operator==(const Superblock&) const = default;

@@ -10,6 +10,8 @@
 #include <new>
 #include <utility>
 
+#include "base/db_key.h"
+
 namespace lavik {
 namespace {
 
@@ -139,7 +141,10 @@ Index& Index::operator=(Index&& other) noexcept {
 
 uint64_t Index::Fingerprint(std::string_view key) {
   const uint64_t h = XXH3_64bits(key.data(), key.size());
-  return h == 0 ? 1 : h;
+  const SplitKey k = SplitDbKey(key);
+  if (k.db != 0) return (h & ~kDbMask) | (static_cast<uint64_t>(k.db) << 1) | 1;
+  const uint64_t fp = h & ~uint64_t{1};
+  return fp == 0 ? 2 : fp;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -58,9 +58,15 @@ class Index {
   Index(Index&& other) noexcept;
   Index& operator=(Index&& other) noexcept;
 
-  // XXH3_64 of the key, remapped from 0 to 1 (0 marks a free slot). The fingerprint is the key's
-  // identity inside the index; callers compare the key stored in the record on every read.
+  // XXH3_64 of the stored key, with the key's physical database (base/db_key.h) in its low bits:
+  // bit 0 is 0 for database 0 (never 0: 0 marks a free slot); for database d > 0 bit 0 is 1 and
+  // bits 1..4 hold d. So per-database counts, FLUSHDB, SCAN and RANDOMKEY filter by database from
+  // the index alone. The fingerprint is the key's identity inside the index; callers compare the
+  // key stored in the record on every read.
   static uint64_t Fingerprint(std::string_view key);
+  // The physical database of a fingerprint.
+  static int FpDb(uint64_t fp) { return (fp & 1) != 0 ? static_cast<int>((fp >> 1) & 0xF) : 0; }
+  static constexpr uint64_t kDbMask = 0x1F;
 
   // Stores the entry's location word in *loc and returns true, or returns false if fp is absent.
   bool Get(uint64_t fp, uint64_t* loc) const;

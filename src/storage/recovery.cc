@@ -12,7 +12,9 @@
 namespace lavik {
 namespace {
 
-constexpr std::string_view kCkptMagic = "LVKCKPT2";
+// v3: fingerprints carry the key's database (Index::Fingerprint); an older checkpoint's do not,
+// so it is not loaded (the log scan rebuilds the index).
+constexpr std::string_view kCkptMagic = "LVKCKPT3";
 constexpr size_t kCkptHeader = 64;
 constexpr size_t kCkptEntry = 32;
 enum : uint8_t { kEntryKey = 1, kEntryTombstone = 2 };
@@ -181,9 +183,14 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
           uint64_t origin = 0;
           if (v.header.tombstone()) DecodeTombstoneOrigin(v.value, &origin);
           int shard = shard_of_slot(v.header.slot);
-          stores[shard]->RecoverRecord(
-              Index::Fingerprint(v.key), l, static_cast<uint32_t>(v.length), v.header.tombstone(),
-              v.header.expire_ms, origin, now_ms, u.kind == SegmentKind::kLarge, v.value, v.key);
+          const uint64_t fp = Index::Fingerprint(v.key);
+          if (u.seq < sb.db_flush_seq[static_cast<size_t>(Index::FpDb(fp))]) {
+            ++report->records;  // emptied by FLUSHDB of its database: dead, as garbage
+            continue;
+          }
+          stores[shard]->RecoverRecord(fp, l, static_cast<uint32_t>(v.length), v.header.tombstone(),
+                                       v.header.expire_ms, origin, now_ms,
+                                       u.kind == SegmentKind::kLarge, v.value, v.key);
           max_record_seq = std::max(max_record_seq, v.header.seq);
           ++report->records;
           report->bytes += v.length;

@@ -89,6 +89,7 @@ void Store::SetTtl(uint64_t fp, int64_t expire_ms) {
   if (inserted) {
     it->second.slot = static_cast<uint32_t>(ttl_keys_.size());
     ttl_keys_.push_back(fp);
+    ++db_expires_[static_cast<size_t>(Index::FpDb(fp))];
   } else {
     it->second.expire_ms = expire_ms;
   }
@@ -103,6 +104,7 @@ void Store::DropTtl(uint64_t fp) {
   ttl_[last].slot = slot;
   ttl_keys_.pop_back();
   ttl_.erase(it);
+  --db_expires_[static_cast<size_t>(Index::FpDb(fp))];
 }
 
 int64_t Store::ExpireOf(uint64_t fp) const {
@@ -115,14 +117,15 @@ bool Store::ExpiredFp(uint64_t fp, int64_t now_ms) const {
   return e != 0 && e < now_ms;  // Redis: expired once now > when
 }
 
-void Store::CountInternal(uint64_t old, uint64_t now) {
-  if (old != 0 && loc::Type(old) == ValueType::kChunk) --internal_records_;
-  if (now != 0 && loc::Type(now) == ValueType::kChunk) ++internal_records_;
+void Store::CountEntry(uint64_t fp, uint64_t old, uint64_t now) {
+  size_t& keys = db_keys_[static_cast<size_t>(Index::FpDb(fp))];
+  if (old != 0) --(loc::Type(old) == ValueType::kChunk ? internal_records_ : keys);
+  if (now != 0) ++(loc::Type(now) == ValueType::kChunk ? internal_records_ : keys);
 }
 
 void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
   uint64_t old = index_.Upsert(fp, l);
-  CountInternal(old, l);
+  CountEntry(fp, old, l);
   if (old != 0) Unaccount(old);
   if (expire_ms != 0) {
     SetTtl(fp, expire_ms);
@@ -133,7 +136,7 @@ void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
 
 void Store::ExpireEntry(uint64_t fp, uint64_t l) {
   index_.Erase(fp, nullptr);
-  CountInternal(l, 0);
+  CountEntry(fp, l, 0);
   if (roots_unknown_ && IsChunkableType(loc::Type(l)) && !chunks_.known(fp)) {
     expired_collections_.emplace_back(fp, l);  // the record stays: InspectExpired reads it
   }
@@ -319,7 +322,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
   } else if (tombstone) {
     uint64_t old;
     if (index_.Erase(fp, &old)) {
-      CountInternal(old, 0);
+      CountEntry(fp, old, 0);
       Unaccount(old);
     }
     chunks_.KeyDying(fp);
@@ -502,6 +505,8 @@ TaskOf<WriteResult> Store::DeleteIf(std::string_view key, uint64_t expected, boo
 void Store::Clear() {
   index_.Clear();
   internal_records_ = 0;
+  db_keys_.fill(0);
+  db_expires_.fill(0);
   chunks_.Clear();
   expired_collections_.clear();
   recovered_chunks_.clear();
@@ -515,7 +520,7 @@ void Store::Clear() {
 
 Task Store::PrepareFlush(bool* ok) {
   co_await log_.FlushAndSync(ok);
-  if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this);
+  if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, -1);
   for (const auto& [l, len] : large_lens_)
     flushed_runs_.emplace_back(file_->SegmentOf(loc::Offset(l)), RunLength(len));
   Clear();
@@ -571,7 +576,7 @@ void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone,
   if (tombstone || (expire_ms != 0 && expire_ms < now_ms)) {
     uint64_t old;
     if (index_.Erase(fp, &old)) {
-      CountInternal(old, 0);
+      CountEntry(fp, old, 0);
       Unaccount(old);
     }
     // A root that died before the crash may still have chunks: sweep them (again).
@@ -608,7 +613,7 @@ size_t Store::FinishRecovery() {
 void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms, bool large) {
   if (large) large_lens_[l] = len;
   Account(l, len);
-  CountInternal(index_.Upsert(fp, l), l);
+  CountEntry(fp, index_.Upsert(fp, l), l);
   if (IsChunkableType(loc::Type(l))) roots_unknown_ = true;
   if (expire_ms != 0) SetTtl(fp, expire_ms);
 }
@@ -649,11 +654,14 @@ Task Store::SweepChunks() {
   chunk_sweep_running_ = false;
 }
 
-bool Store::RandomEntry(uint64_t rnd, uint64_t* fp, uint64_t* loc) const {
-  // Chunk records are not keys: draw again (a few times; RANDOMKEY retries as well).
+bool Store::RandomEntry(uint64_t rnd, int db, uint64_t* fp, uint64_t* loc) const {
+  if (db_keys_[static_cast<size_t>(db)] == 0) return false;
+  // Chunk records and other databases' keys are not candidates: draw again a few times, then
+  // take the first key of the database after a random point (a database much smaller than the
+  // shard's index).
   for (int i = 0; i < 64; ++i) {
     if (!index_.Random(rnd, fp, loc)) return false;
-    if (loc::Type(*loc) != ValueType::kChunk) return true;
+    if (loc::Type(*loc) != ValueType::kChunk && Index::FpDb(*fp) == db) return true;
     // A full mix (splitmix64's finaliser): every bit of the next draw changes, not only the
     // high ones an LCG step would (callers step their own generator with an LCG).
     rnd += 0x9E3779B97F4A7C15ULL;
@@ -661,7 +669,62 @@ bool Store::RandomEntry(uint64_t rnd, uint64_t* fp, uint64_t* loc) const {
     rnd = (rnd ^ (rnd >> 27)) * 0x94D049BB133111EBULL;
     rnd ^= rnd >> 31;
   }
-  return false;
+  bool found = false;
+  auto take = [&](uint64_t f, uint64_t l) {
+    if (!found) {
+      *fp = f;
+      *loc = l;
+      found = true;
+    }
+  };
+  uint64_t cursor = rnd & ~uint64_t{0xFF};
+  for (int pass = 0; pass < 2 && !found; ++pass) {
+    do {
+      cursor = ScanIndex(cursor, 256, db, take);
+    } while (!found && cursor != 0);
+  }
+  return found;
+}
+
+uint64_t Store::ScanIndex(uint64_t cursor, size_t count, int db,
+                          const std::function<void(uint64_t fp, uint64_t loc)>& fn) const {
+  size_t matched = 0;
+  // Chunk records are not keys (storage/chunk_format.h). A database much smaller than the
+  // index would return mostly empty pages: look further (bounded), as Redis scans only the
+  // database's own table.
+  const size_t budget = count * 64;
+  size_t visited = 0;
+  do {
+    cursor = index_.Scan(cursor, count, [&](uint64_t fp, uint64_t l) {
+      ++visited;
+      if (loc::Type(l) != ValueType::kChunk && Index::FpDb(fp) == db) {
+        ++matched;
+        fn(fp, l);
+      }
+    });
+  } while (cursor != 0 && matched == 0 && visited < budget);
+  return cursor;
+}
+
+Task Store::FlushDb(int db, bool* ok) {
+  co_await log_.FlushAndSync(ok);
+  if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, db);
+  std::vector<std::pair<uint64_t, uint64_t>> doomed;
+  doomed.reserve(db_keys_[static_cast<size_t>(db)]);
+  index_.ForEach([&](uint64_t fp, uint64_t l) {
+    if (loc::Type(l) != ValueType::kChunk && Index::FpDb(fp) == db) doomed.emplace_back(fp, l);
+  });
+  // Each key goes as a deletion would, without a tombstone: the superblock's flush seq for
+  // the database (DataFile::SetDbFlushSeq) makes every older record of it dead for recovery.
+  for (const auto& [fp, l] : doomed) {
+    index_.Erase(fp, nullptr);
+    CountEntry(fp, l, 0);
+    Unaccount(l);
+    chunks_.KeyDying(fp);
+    DropTtl(fp);
+    cache_.Erase(fp);
+  }
+  log_.CloseSegment();
 }
 
 void Store::Tick(int64_t now_ms) {

@@ -19,6 +19,7 @@
 // Thread safety: none; a Store belongs to one worker.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/db_key.h"
 #include "runtime/task.h"
 #include "runtime/task_of.h"
 #include "storage/chunk_format.h"
@@ -94,8 +96,9 @@ class Store;
 class KeyObserver {
  public:
   virtual void KeyChanged(std::string_view key) = 0;
-  // FLUSHALL is about to drop every key of `store` (its keys can still be looked up).
-  virtual void BeforeFlush(Store& store) = 0;
+  // FLUSHALL (db -1) or FLUSHDB of physical database `db` is about to drop keys of `store`
+  // (its keys can still be looked up).
+  virtual void BeforeFlush(Store& store, int db) = 0;
 
  protected:
   ~KeyObserver() = default;
@@ -119,6 +122,16 @@ class Store {
   size_t records() const { return index_.size(); }
   size_t internal_records() const { return internal_records_; }
   size_t expires() const { return ttl_.size(); }
+  // The same per physical database (base/db_key.h; the index knows each entry's database).
+  size_t db_size(int db) const { return db_keys_[static_cast<size_t>(db)]; }
+  size_t db_expires(int db) const { return db_expires_[static_cast<size_t>(db)]; }
+  // True if some physical database other than `db` has keys here.
+  bool OtherDbsHaveKeys(int db) const {
+    for (int d = 0; d < kMaxDatabases; ++d) {
+      if (d != db && db_keys_[static_cast<size_t>(d)] != 0) return true;
+    }
+    return false;
+  }
 
   // --- Reads ---
   // The key's value (count_stats: count a hit or miss). kNotFound if missing or expired.
@@ -150,6 +163,10 @@ class Store {
   Task PrepareFlush(bool* ok);
   bool CommitFlush(uint64_t flush_seq, std::string* error);
   void ReleaseFlushed(uint64_t flush_seq);
+  // FLUSHDB of one physical database while others hold keys: syncs the log, drops that
+  // database's keys and closes the open segment; the caller then writes the superblock's flush
+  // seq for the database (DataFile::SetDbFlushSeq). The dropped records' space goes to defrag.
+  Task FlushDb(int db, bool* ok);
 
   // --- Background work, driven by the worker ---
   size_t ActiveExpireCycle(int64_t now_ms, int64_t budget_us);
@@ -168,15 +185,12 @@ class Store {
   size_t SweepTombstones();
 
   // --- Iteration (SCAN, KEYS, RANDOMKEY) ---
-  // Index entries in fingerprint order from cursor; returns the next cursor (0 = done).
-  uint64_t ScanIndex(uint64_t cursor, size_t count,
-                     const std::function<void(uint64_t fp, uint64_t loc)>& fn) const {
-    // Chunk records are not keys (storage/chunk_format.h).
-    return index_.Scan(cursor, count, [&](uint64_t fp, uint64_t l) {
-      if (loc::Type(l) != ValueType::kChunk) fn(fp, l);
-    });
-  }
-  bool RandomEntry(uint64_t rnd, uint64_t* fp, uint64_t* loc) const;
+  // Keys of physical database `db` in fingerprint order from cursor; returns the next cursor
+  // (0 = done). May visit more than `count` index entries to find a key of a small database.
+  uint64_t ScanIndex(uint64_t cursor, size_t count, int db,
+                     const std::function<void(uint64_t fp, uint64_t loc)>& fn) const;
+  // A random key of physical database `db`; false if it has none here.
+  bool RandomEntry(uint64_t rnd, int db, uint64_t* fp, uint64_t* loc) const;
   void ForEachEntry(const std::function<void(uint64_t fp, uint64_t loc)>& fn) const {
     index_.ForEach(fn);
   }
@@ -254,7 +268,9 @@ class Store {
   TaskOf<WriteResult> AppendLarge(std::string_view key, uint64_t fp, ValueType type,
                                   std::string_view value, int64_t expire_ms, uint64_t* loc_out);
   void Install(uint64_t fp, uint64_t loc, int64_t expire_ms);
-  void CountInternal(uint64_t old_loc, uint64_t new_loc);
+  // Keeps internal_records_ and db_keys_ right when the index entry of `fp` goes from old_loc
+  // to new_loc (0: absent).
+  void CountEntry(uint64_t fp, uint64_t old_loc, uint64_t new_loc);
   Task SweepChunks();
   // After a start from a checkpoint (no values seen), the registry may not know a root yet:
   // these learn it before a write replaces the key, or from the expired record afterwards.
@@ -302,7 +318,9 @@ class Store {
   KeyObserver* key_observer_ = nullptr;
   WriteHook write_hook_ = nullptr;
   void* write_hook_arg_ = nullptr;
-  size_t internal_records_ = 0;  // index entries of type kChunk
+  size_t internal_records_ = 0;                     // index entries of type kChunk
+  std::array<size_t, kMaxDatabases> db_keys_{};     // client keys per physical database
+  std::array<size_t, kMaxDatabases> db_expires_{};  // TTL entries per physical database
   ChunkRegistry chunks_;
   bool chunk_sweep_running_ = false;
   bool roots_unknown_ = false;  // collections were loaded from a checkpoint

@@ -4,8 +4,11 @@
 #include <utility>
 
 #include "base/clock.h"
+#include "base/db_key.h"
+#include "base/numbers.h"
 #include "client/client_state.h"
 #include "client/services.h"
+#include "commands/command_keys.h"
 #include "commands/multi_shard.h"
 #include "commands/shards.h"
 #include "observability/observability.h"
@@ -67,9 +70,11 @@ void WatchTable::Flush(const std::function<bool(std::string_view key)>& exists) 
   Attach();
 }
 
-void WatchTable::BeforeFlush(Store& store) {
+void WatchTable::BeforeFlush(Store& store, int db) {
   const int64_t now = NowMs();
-  Flush([&](std::string_view key) { return store.Lookup(key, now).exists; });
+  Flush([&](std::string_view key) {
+    return (db < 0 || SplitDbKey(key).db == db) && store.Lookup(key, now).exists;
+  });
 }
 
 namespace {
@@ -276,6 +281,9 @@ Task Watch(Context& ctx) {
 
 Task RunHoldingShards(Context& exec, const CommandSpec* spec,
                       std::span<const std::string_view> argv, ReplyWriter* w) {
+  std::string arena;
+  std::vector<std::string_view> stored;
+  if (StoredKeyArgs(*spec, argv, exec.db, &arena, &stored)) argv = stored;
   const Services& services = *exec.services;
   const int home = Worker::Current()->id();
   const int shard = RunShard(*spec, argv, exec.shards);
@@ -289,6 +297,8 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
   c.now_ms = NowMs();
   c.client_id = exec.client_id;
   c.in_exec = true;
+  c.db = exec.db;
+  c.in_script = exec.in_script;
   if (spec->name == "monitor") {
     // Redis: a client inside EXEC expects one reply per command, so it cannot become a monitor.
     w->Error("ERR MONITOR isn't allowed for DENY BLOCKING client");
@@ -305,6 +315,7 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
     w->set_error_sink(services.observability->stats.error_sink(home));
     co_await spec->handler(c);
   }
+  if (spec->name == "select") exec.db = c.db;  // the rest of the EXEC or script runs there
   services.worker_stats[home]->commands.Add();
   services.observability->CommandDone(home, spec, exec.client, argv, start_ns,
                                       w->errors() != errors);
@@ -340,9 +351,20 @@ Task Exec(Context& ctx) {
   std::vector<int> ids;
   std::vector<std::string_view> argv;
   auto shard_of = [shards](std::string_view k) { return shards->ShardOf(k); };
+  // The keys' stored form depends on the database each command runs in, which a queued SELECT
+  // changes (RunHoldingShards rewrites them again as it runs them).
+  int db = ctx.db;
+  std::string arena;
+  std::vector<std::string_view> stored;
   for (const TxState::Queued& q : queue) {
     argv.assign(q.args.begin(), q.args.end());
-    AddCommandShards(*q.spec, argv, shards->size(), shard_of, &ids);
+    int64_t n;
+    if (q.spec->name == "select" && argv.size() == 2 && ParseInt64(argv[1], &n) && n >= 0 &&
+        n < kMaxDatabases) {
+      db = DbMap::Physical(static_cast<int>(n));
+    }
+    const bool rewritten = StoredKeyArgs(*q.spec, argv, db, &arena, &stored);
+    AddCommandShards(*q.spec, rewritten ? stored : argv, shards->size(), shard_of, &ids);
   }
   for (const auto& [key, w] : tx->watched) ids.push_back(w.shard);
   std::sort(ids.begin(), ids.end());

@@ -55,8 +55,9 @@ class WatchTable : public KeyObserver {
   // KeyObserver: flags every watcher of the key and forgets the key (a flag stays set; its
   // client's other registrations are removed when it unwatches).
   void KeyChanged(std::string_view key) override;
-  // FLUSHALL: a watched key that exists now is about to change (Redis flags only those).
-  void BeforeFlush(Store& store) override;
+  // FLUSHALL (db -1) / FLUSHDB: a watched key of the database that exists now is about to
+  // change (Redis flags only those).
+  void BeforeFlush(Store& store, int db) override;
   // As BeforeFlush, with the existence test given (unit tests).
   void Flush(const std::function<bool(std::string_view key)>& exists);
 

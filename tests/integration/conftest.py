@@ -325,9 +325,8 @@ class ServerProcess:
         if self.argv_override is not None:
             return [str(a).replace("{port}", str(port)) for a in self.argv_override]
         if TARGET == "redis":
-            # --databases 1: lavik has a single database, so SELECT 1 must fail on both.
             return ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-                    "--bind", "127.0.0.1", "--databases", "1"] + self.extra_args
+                    "--bind", "127.0.0.1"] + self.extra_args
         data_dir = self.workdir / "data"
         data_dir.mkdir(exist_ok=True)
         return [str(LAVIK_BIN), "--port", str(port), "--threads", str(self.threads),

@@ -184,7 +184,7 @@ def test_commands_after_quit_in_same_batch_are_not_run(raw):
 def test_select(raw):
     c = raw()
     assert c.cmd("SELECT", "0") == "OK"
-    assert c.cmd("SELECT", "1") == RespError("ERR DB index is out of range")
+    assert c.cmd("SELECT", "16") == RespError("ERR DB index is out of range")
     assert c.cmd("SELECT", "-1") == RespError("ERR DB index is out of range")
     assert c.cmd("SELECT", "abc") == RespError("ERR value is not an integer or out of range")
     assert c.cmd("SET", "still-db0", "1") == "OK"
