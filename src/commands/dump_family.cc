@@ -4,8 +4,6 @@
 // through key_copy.h (a chunked collection is read whole and written as one record, which its
 // next write chunks again), under the key's shard lock. Lavik keeps no LRU clock or LFU counter,
 // so IDLETIME and FREQ are checked as Redis checks them and otherwise have no effect.
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "base/ascii.h"
@@ -13,33 +11,12 @@
 #include "commands/families.h"
 #include "commands/key_copy.h"
 #include "commands/multi_shard.h"
-#include "config/live_settings.h"
+#include "commands/rdb_limits.h"
 #include "protocol/errors.h"
 #include "rdb/payload.h"
 
 namespace lavik {
 namespace {
-
-// Redis's encoding thresholds as configured now (DUMP picks the encoding Redis would).
-rdb::EncodeLimits LiveEncodeLimits() {
-  const LiveSettings& l = Live();
-  auto get = [](const std::atomic<int64_t>& v) {
-    return static_cast<uint64_t>(std::max<int64_t>(0, LiveSettings::Get(v)));
-  };
-  rdb::EncodeLimits e;
-  e.hash_max_listpack_entries = get(l.hash_max_listpack_entries);
-  e.hash_max_listpack_value = get(l.hash_max_listpack_value);
-  e.zset_max_listpack_entries = get(l.zset_max_listpack_entries);
-  e.zset_max_listpack_value = get(l.zset_max_listpack_value);
-  e.set_max_intset_entries = get(l.set_max_intset_entries);
-  // list-max-listpack-size -1..-5 are node sizes of 4..64 KiB; a positive count keeps the
-  // default node size (the payload stays loadable, only its node split differs from Redis's).
-  const int64_t list = LiveSettings::Get(l.list_max_listpack_size);
-  if (list < 0 && list >= -5) e.list_max_listpack_bytes = uint64_t{4096} << (-list - 1);
-  e.stream_node_max_entries = get(l.stream_node_max_entries);
-  e.stream_node_max_bytes = get(l.stream_node_max_bytes);
-  return e;
-}
 
 constexpr std::string_view kErrPayloadVersion = "ERR DUMP payload version or checksum are wrong";
 constexpr std::string_view kErrBadDataFormat = "ERR Bad data format";

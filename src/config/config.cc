@@ -122,6 +122,10 @@ std::string ApplyLogDir(std::string_view v, std::string_view where, Config* c) {
   return ApplyPath(v, where, &c->log_dir);
 }
 
+std::string ApplyLoadRdb(std::string_view v, std::string_view where, Config* c) {
+  return ApplyPath(v, where, &c->load_rdb);
+}
+
 std::string ApplyMetricsPort(std::string_view v, std::string_view where, Config* c) {
   return ApplyInt(v, where, 0, 65535, "port", &c->metrics_port);
 }
@@ -234,6 +238,7 @@ constexpr Flag kFlags[] = {
     {"data-file-size", Arity::kOne, "--data-file-size SIZE",
      "size limit, e.g. 512M or 10G (default 0: unlimited)", ApplyDataFileSize},
     {"log-dir", Arity::kOne, "--log-dir DIR", "log directory (default ./logs)", ApplyLogDir},
+    {"load-rdb", Arity::kOne, "--load-rdb FILE", "import a dump.rdb at start-up", ApplyLoadRdb},
     {"metrics-port", Arity::kOne, "--metrics-port N", "Prometheus metrics port (default 0: off)",
      ApplyMetricsPort},
     {"network", Arity::kOne, "--network kernel", "network backend (default kernel)", ApplyNetwork},

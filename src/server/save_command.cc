@@ -1,12 +1,14 @@
-// SAVE, BGSAVE [SCHEDULE], LASTSAVE (doc/commands.md, "SAVE").
+// SAVE, BGSAVE [SCHEDULE], LASTSAVE (doc/commands.md, "SAVE"; doc/rdb.md).
 //
-// Lavik's dataset lives in its data file, so there is no RDB to write: a save makes the data
-// file durable — every shard writes out its log buffers and syncs (Store::FlushAndSync) — and
-// then counts as Redis's save does: LASTSAVE moves, rdb_changes_since_last_save restarts from
-// the writes it covered, rdb_saves grows. The index checkpoint (storage/recovery.h) is not
-// written here: it is valid only while nothing is written after it (the superblock's `clean`
-// flag), which only a shutdown can promise; --shutdown-checkpoint writes it then. BGSAVE runs the
-// same flush as a background task on the connection's worker and replies at once.
+// A save does two things. It makes Lavik's own data file durable — every shard writes out its
+// log buffers and syncs (Store::FlushAndSync) — and it writes a Redis-compatible dump.rdb of
+// the dataset to CONFIG `dir` + `dbfilename` (server/rdb_save.h), which redis-server can load.
+// Then it counts as Redis's save does: LASTSAVE moves, rdb_changes_since_last_save restarts
+// from the writes it covered, rdb_saves grows. A failed BGSAVE leaves rdb_last_bgsave_status
+// "err"; a failed SAVE replies -ERR (and, as in Redis, leaves that status alone). The index
+// checkpoint (storage/recovery.h) is not written here: it is valid only while nothing is
+// written after it, which only a shutdown can promise (--shutdown-checkpoint). BGSAVE runs the
+// same work as a background task on the connection's worker and replies at once.
 #include <string>
 
 #include "base/ascii.h"
@@ -14,18 +16,20 @@
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
 #include "server/command_registry.h"
+#include "server/rdb_save.h"
 #include "server/server.h"
 #include "storage/store.h"
 
 namespace lavik {
 namespace {
 
-// Flushes and syncs every shard's log; records the outcome in the server's SaveState (whose
-// in_progress the caller holds). True if every shard synced.
-Task SaveAll(Server* server, bool* ok) {
+// Flushes and syncs every shard's log, then writes dump.rdb; records the outcome in the
+// server's SaveState (whose in_progress the caller holds). True if both succeeded.
+Task SaveAll(Server* server, bool background, bool* ok) {
   SaveState& state = server->save_state();
   const int64_t start_ms = NowMs();
   state.current_start_ms = start_ms;
+  ++state.saves;  // every attempt, as Redis counts rdb_saves
   *ok = true;
   uint64_t dirty = 0;
   for (int w = 0; w < server->worker_count(); ++w) {
@@ -37,11 +41,16 @@ Task SaveAll(Server* server, bool* ok) {
       if (!synced) *ok = false;
     });
   }
-  state.last_ok = *ok;
+  bool written = false;
+  if (*ok) {
+    co_await SaveRdbFile(server->shards(), server->ConfigValue("dir"),
+                         server->ConfigValue("dbfilename"), &written);
+  }
+  *ok = *ok && written;
+  if (*ok || background) state.last_ok = *ok;
   if (*ok) {
     state.dirty_at_save = dirty;
     state.last_save_s = NowMs() / 1000;
-    ++state.saves;
   }
   state.current_start_ms = 0;
   state.last_bgsave_s = (NowMs() - start_ms) / 1000;
@@ -51,7 +60,7 @@ Task BackgroundSave(Server* server) {
   SaveState& state = server->save_state();
   for (;;) {
     bool ok;
-    co_await SaveAll(server, &ok);
+    co_await SaveAll(server, true, &ok);
     if (state.scheduled.exchange(false)) continue;
     state.in_progress = false;
     // A BGSAVE SCHEDULE that came in between the two lines above runs now.
@@ -66,7 +75,7 @@ Task Save(Context& ctx) {
     co_return;
   }
   bool ok;
-  co_await SaveAll(ctx.server, &ok);
+  co_await SaveAll(ctx.server, false, &ok);
   state.in_progress = false;
   if (ok) {
     ctx.reply->Ok();

@@ -23,6 +23,8 @@
 #include "server/client_hub.h"
 #include "server/command_registry.h"
 #include "server/metrics_collect.h"
+#include "server/rdb_load.h"
+#include "server/rdb_save.h"
 #include "server/tls_config.h"
 #include "storage/device.h"
 #include "storage/store.h"
@@ -181,20 +183,61 @@ bool Server::InitWorker(int id, std::string* error) {
   if (config_.tomb_raider_interval_ms > 0) {
     w->AddTimer(config_.tomb_raider_interval_ms * 1000, [store]() { store->SweepTombstones(); });
   }
-  if (id == 0) {
-    if (config_.port != 0) listener_.Start(w, [this](int fd) { Adopt(fd); });
-    if (tls_.enabled()) {
-      tls_listener_.Start(w, [this](int fd) {
-        std::shared_ptr<TlsContext> ctx = tls_.Get();
-        std::unique_ptr<TlsSession> session = ctx ? ctx->NewSession() : nullptr;
-        if (session == nullptr) {
-          close(fd);
-          return;
-        }
-        Adopt(fd, session.release());
-      });
-    }
+  if (id == 0 && rdb_to_load_.empty()) StartListeners(w);  // else once the RDB is in
+  return true;
+}
+
+void Server::StartListeners(Worker* w) {
+  if (config_.port != 0) listener_.Start(w, [this](int fd) { Adopt(fd); });
+  if (tls_.enabled()) {
+    tls_listener_.Start(w, [this](int fd) {
+      std::shared_ptr<TlsContext> ctx = tls_.Get();
+      std::unique_ptr<TlsSession> session = ctx ? ctx->NewSession() : nullptr;
+      if (session == nullptr) {
+        close(fd);
+        return;
+      }
+      Adopt(fd, session.release());
+    });
   }
+}
+std::string Server::ConfigValue(std::string_view name) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string_view patterns[] = {name};
+  ConfigGet(patterns, &out);
+  return out.empty() ? std::string() : out[0].second;
+}
+
+uint64_t Server::StoredKeys() {
+  uint64_t keys = 0;
+  for (int i = 0; i < shards_->size(); ++i) keys += shards_->at(i).store.records();
+  return keys;
+}
+
+bool Server::LoadRdbBeforeServing(std::string* error) {
+  LogNotice("Loading RDB file " + rdb_to_load_ +
+            (config_.load_rdb.empty()
+                 ? " (CONFIG dir + dbfilename: it exists and the data file holds no key)"
+                 : " (--load-rdb)"));
+  RdbLoadReport report;
+  if (!LoadRdbFile(*shards_, rdb_to_load_, &report, error)) {
+    *error = "the RDB file " + rdb_to_load_ + " was not loaded: " + *error;
+    return false;
+  }
+  LogNotice("Done loading RDB, keys loaded: " + std::to_string(report.keys) +
+            ", keys expired: " + std::to_string(report.expired) + ", function libraries: " +
+            std::to_string(report.functions) + ", in " + std::to_string(report.elapsed_ms) + " ms");
+  struct StartItem : MailboxItem {
+    Server* server;
+  };
+  auto* item = new StartItem();
+  item->server = this;
+  item->run = [](MailboxItem* m) {
+    auto* it = static_cast<StartItem*>(m);
+    it->server->StartListeners(Worker::Current());
+    delete it;
+  };
+  workers_[0]->Post(item);
   return true;
 }
 
@@ -332,6 +375,14 @@ bool Server::StartWorkers(std::string* error) {
     io_pools_.push_back(std::make_unique<IoBufferPool>());
   }
   if (!OpenStorage(error)) return false;
+  if (!config_.load_rdb.empty()) {
+    rdb_to_load_ = config_.load_rdb;
+  } else if (const std::string path = RdbFilePath(ConfigValue("dir"), ConfigValue("dbfilename"));
+             StoredKeys() == 0 && access(path.c_str(), R_OK) == 0) {
+    // As Redis loads dir/dbfilename at start-up, when the data file holds no key (it was just
+    // created, or a load into it failed before).
+    rdb_to_load_ = path;
+  }
   for (int i = 0; i < n; ++i) {
     workers_[i]->Start([this, i](std::string* err) { return InitWorker(i, err); },
                        [this, i]() { return WorkerDone(i); });
@@ -344,6 +395,7 @@ bool Server::StartWorkers(std::string* error) {
       ok = false;
     }
   }
+  if (ok && !rdb_to_load_.empty()) ok = LoadRdbBeforeServing(error);
   return ok;
 }
 

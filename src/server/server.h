@@ -81,6 +81,7 @@ class Server : public RequestHandler {
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
   void ConfigGet(std::span<const std::string_view> patterns,
                  std::vector<std::pair<std::string, std::string>>* out);
+  std::string ConfigValue(std::string_view name);  // one parameter's value ("" if unknown)
   // ACL users and log (any thread; see acl.h). NOAUTH applies while the default user is off or
   // has a password.
   bool auth_required() const { return acl_->default_needs_auth(); }
@@ -105,6 +106,9 @@ class Server : public RequestHandler {
   bool OpenStorage(std::string* error);
   bool StartWorkers(std::string* error);
   bool InitWorker(int id, std::string* error);
+  void StartListeners(Worker* w);                 // on worker 0
+  bool LoadRdbBeforeServing(std::string* error);  // main thread, workers running
+  uint64_t StoredKeys();                          // index entries of every shard (start-up)
   bool WorkerDone(int id);
   void Adopt(int fd, TlsSession* tls = nullptr);  // takes ownership of tls
   void BeginDrain(int id);
@@ -136,6 +140,7 @@ class Server : public RequestHandler {
   std::atomic<int64_t> cache_mb_{0};
   std::unique_ptr<MemoryGuard> memory_guard_;
   SaveState save_state_;
+  std::string rdb_to_load_;  // a dump.rdb to import before the listeners start (rdb_load.h)
   int64_t applied_cache_mb_ = 0;
   Listener listener_;      // plain TCP on `port` (not bound when port is 0)
   Listener tls_listener_;  // TLS on tls-port (not bound when it is 0)

@@ -1,0 +1,351 @@
+"""dump.rdb files between Lavik and redis-server 7.0.15 (doc/rdb.md).
+
+A reference redis-server (always Debian's, whatever the target) writes or reads the file; the
+server under test reads or writes it. Under LAVIK_TEST_TARGET=redis both sides are redis-server,
+which checks that every expectation here is Redis's own behaviour.
+"""
+import os
+import shutil
+import threading
+import time
+
+import pytest
+import redis
+
+from conftest import TARGET, err, wait_until
+
+LIBRARY = "#!lua name=rdblib\nredis.register_function('rdbf', function(keys, args) return 7 end)"
+
+
+def loaded(server):
+    """Waits until the server has loaded its file (redis-server answers -LOADING until then)."""
+    def done():
+        try:
+            return server.client().info("persistence")["loading"] == 0
+        except redis.BusyLoadingError:
+            return False
+    assert wait_until(done, timeout=20)
+    return server
+
+
+def reference(spawn_server, directory, dbfilename="dump.rdb", extra=()):
+    """A redis-server whose dir/dbfilename are `directory`/`dbfilename`."""
+    return loaded(spawn_server(argv=["redis-server", "--port", "{port}", "--save", "", "--appendonly",
+                              "no", "--bind", "127.0.0.1", "--dir", str(directory),
+                              "--dbfilename", dbfilename, *extra]))
+
+
+def under_test(spawn_server, directory, dbfilename="dump.rdb", extra=()):
+    """The server under test with dir/dbfilename set (it loads that file if it exists)."""
+    more = ["--databases", "16"] if TARGET == "redis" else []
+    return loaded(spawn_server(extra_args=["--dir", str(directory), "--dbfilename", dbfilename,
+                                           *more, *extra]))
+
+
+def populate(c):
+    """Every type in every encoding Redis 7.0 writes; returns nothing (read back by snapshot)."""
+    c.set("s:int", "12345")
+    c.set("s:neg", "-7")
+    c.set("s:raw", "hello world")
+    c.set("s:lzf", "abcdefgh" * 500)  # compressible: redis writes it LZF-compressed
+    c.set("s:bin", bytes(range(256)) * 3)
+    c.set("s:ttl", "v", px=3_600_000)
+    c.rpush("l:small", "a", "1", "b", "-2")
+    c.rpush("l:large", *[f"item-{i}-" + "x" * (i % 50) for i in range(3000)])  # many nodes
+    c.sadd("set:int", *range(0, 100, 3))  # intset
+    c.sadd("set:str", "a", "b", "c")  # hashtable in 7.0
+    c.sadd("set:big", *[f"m{i}" for i in range(600)])
+    c.zadd("z:small", {"a": 1.5, "b": -2, "c": 3})
+    c.zadd("z:large", {f"m{i}": i * 0.25 for i in range(300)})  # skiplist
+    c.hset("h:small", mapping={"f1": "v1", "f2": "2"})
+    c.hset("h:large", mapping={f"f{i}": "v" * (i % 70) for i in range(700)})  # hashtable
+    c.hset("h:longval", mapping={"f": "y" * 100})  # value over 64 bytes: hashtable
+    for i in range(250):  # several stream nodes (stream-node-max-entries 100)
+        c.xadd("st", {"a": str(i), "b": "x" * (i % 10)}, id=f"{1000 + i}-{i % 3}")
+    c.xgroup_create("st", "g1", id="0")
+    c.xgroup_create("st", "g2", id="1100-0")
+    c.xreadgroup("g1", "alice", {"st": ">"}, count=5)
+    c.xreadgroup("g1", "bob", {"st": ">"}, count=3)
+    c.xack("st", "g1", "1001-1")
+    c.xadd("st:trimmed", {"k": "v"}, id="5-1")
+    c.xadd("st:trimmed", {"k": "w"}, id="6-1")
+    c.xdel("st:trimmed", "5-1")
+    c.function_load(LIBRARY)
+
+
+def snapshot(server):
+    """Every key's type, value and whether it has a TTL, read through a client."""
+    c = server.client(encoding_errors="surrogateescape")
+    out = {}
+    for k in sorted(c.keys("*")):
+        t = c.type(k)
+        if t == "string":
+            v = c.get(k)
+        elif t == "list":
+            v = c.lrange(k, 0, -1)
+        elif t == "set":
+            v = sorted(c.smembers(k))
+        elif t == "zset":
+            v = c.zrange(k, 0, -1, withscores=True)
+        elif t == "hash":
+            v = sorted(c.hgetall(k).items())
+        elif t == "stream":
+            info = c.xinfo_stream(k)
+            groups = [(g["name"], g["pending"], g["last-delivered-id"])
+                      for g in c.xinfo_groups(k)]
+            pending = {g[0]: c.xpending_range(k, g[0], "-", "+", 100) for g in groups}
+            pel = {g: [(p["message_id"], p["consumer"], p["times_delivered"]) for p in ps]
+                   for g, ps in pending.items()}
+            v = (c.xrange(k), info["last-generated-id"], info["length"], groups, pel)
+        else:
+            v = None
+        out[k] = (t, v, c.pttl(k) > 0)
+    return out
+
+
+def libraries(c):
+    return sorted(dict(zip(lib[::2], lib[1::2]))["library_name"] for lib in c.function_list())
+
+
+def test_redis_file_loads_into_server(spawn_server, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    ref = reference(spawn_server, src)
+    rc = ref.client(decode_responses=False)
+    populate(redis.Redis(port=ref.port, decode_responses=True))
+    rc.set(b"big:1", os.urandom(3 << 20))  # larger than the small cache below
+    rc.set(b"big:2", os.urandom(3 << 20))
+    assert rc.save() is True
+    expected = snapshot(ref)
+    expected_big = (rc.get(b"big:1"), rc.get(b"big:2"))
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    shutil.copy(src / "dump.rdb", dst / "dump.rdb")
+    extra = ["--cache-mb", "2"] if TARGET == "lavik" else []
+    s = under_test(spawn_server, dst, extra=extra)
+    c = s.client()
+    assert snapshot(s) == expected
+    assert libraries(c) == ["rdblib"]
+    assert c.fcall("rdbf", 0) == 7
+    sb = s.client(decode_responses=False)
+    assert (sb.get(b"big:1"), sb.get(b"big:2")) == expected_big
+
+
+def test_server_file_loads_into_redis(spawn_server, tmp_path):
+    d = tmp_path / "out"
+    d.mkdir()
+    s = under_test(spawn_server, d)
+    c = s.client()
+    populate(c)
+    c.set("big", "z" * (1 << 20))
+    expected = snapshot(s)
+    assert c.save() is True
+    assert (d / "dump.rdb").exists()
+    assert not [n for n in os.listdir(d) if n.startswith("temp-")]
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    shutil.copy(d / "dump.rdb", ref_dir / "dump.rdb")
+    ref = reference(spawn_server, ref_dir)
+    rc = ref.client()
+    assert snapshot(ref) == expected
+    assert libraries(rc) == ["rdblib"]
+    # ...and back: redis-server's file of that data loads into the server under test again.
+    assert rc.save() is True
+    back = tmp_path / "back"
+    back.mkdir()
+    shutil.copy(ref_dir / "dump.rdb", back / "dump.rdb")
+    assert snapshot(under_test(spawn_server, back)) == expected
+
+
+def fresh_reference(spawn_server, tmp_path, extra=()):
+    """A redis-server in a new directory tmp_path/src; (server, that directory)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    return reference(spawn_server, src, extra=extra), src
+
+
+def test_databases_follow_selectdb(spawn_server, tmp_path):
+    ref, src = fresh_reference(spawn_server, tmp_path)
+    rc = ref.client()
+    rc.set("zero", "0")
+    r3 = redis.Redis(port=ref.port, db=3, decode_responses=True)
+    r3.set("three", "3")
+    r3.hset("h3", "f", "v")
+    r15 = redis.Redis(port=ref.port, db=15, decode_responses=True)
+    r15.set("fifteen", "15", px=3_600_000)
+    assert rc.save() is True
+    mid = tmp_path / "mid"
+    mid.mkdir()
+    shutil.copy(src / "dump.rdb", mid / "dump.rdb")
+    s = under_test(spawn_server, mid)
+    c = s.client()
+    assert c.get("zero") == "0"
+    assert c.dbsize() == (1 if TARGET == "redis" else 4)  # Lavik counts every database today
+    assert c.save() is True
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copy(mid / "dump.rdb", out / "dump.rdb")
+    ref2 = reference(spawn_server, out)
+    assert ref2.client().get("zero") == "0"
+    assert redis.Redis(port=ref2.port, db=3, decode_responses=True).get("three") == "3"
+    assert redis.Redis(port=ref2.port, db=3, decode_responses=True).hgetall("h3") == {"f": "v"}
+    r15b = redis.Redis(port=ref2.port, db=15, decode_responses=True)
+    assert r15b.get("fifteen") == "15" and r15b.pttl("fifteen") > 0
+    assert ref2.client().keys("*") == ["zero"]
+
+
+def test_expired_keys_are_not_loaded(spawn_server, tmp_path):
+    ref, src = fresh_reference(spawn_server, tmp_path)
+    rc = ref.client()
+    rc.set("gone", "x", px=200)
+    rc.set("stays", "y", px=3_600_000)
+    assert rc.save() is True
+    time.sleep(0.3)
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    shutil.copy(src / "dump.rdb", dst / "dump.rdb")
+    c = under_test(spawn_server, dst).client()
+    assert c.keys("*") == ["stays"]
+    assert 0 < c.pttl("stays") <= 3_600_000
+
+
+def refuses_to_start(spawn_server, directory, dbfilename="dump.rdb", extra=()):
+    with pytest.raises(RuntimeError) as e:
+        under_test(spawn_server, directory, dbfilename, extra)
+    return err(e)
+
+
+def saved_file(spawn_server, tmp_path):
+    ref, src = fresh_reference(spawn_server, tmp_path)
+    c = ref.client()
+    c.set("a", "1")
+    c.rpush("l", *range(100))
+    c.hset("h", mapping={f"f{i}": i for i in range(20)})
+    assert c.save() is True
+    return (src / "dump.rdb").read_bytes()
+
+
+def test_truncated_or_corrupt_file_refuses_to_start(spawn_server, tmp_path):
+    data = saved_file(spawn_server, tmp_path)
+    for name, bad in [("truncated", data[: len(data) // 2]),
+                      ("flipped", data[:40] + bytes([data[40] ^ 0x01]) + data[41:])]:
+        d = tmp_path / name
+        d.mkdir()
+        (d / "dump.rdb").write_bytes(bad)
+        text = refuses_to_start(spawn_server, d)
+        if TARGET == "lavik":
+            assert "at offset" in text, text
+            assert "was not loaded" in text, text
+
+
+def test_database_out_of_range_refuses_to_start(spawn_server, tmp_path):
+    ref, src = fresh_reference(spawn_server, tmp_path, extra=["--databases", "20"])
+    redis.Redis(port=ref.port, db=17).set("k", "v")
+    assert ref.client().save() is True
+    text = refuses_to_start(spawn_server, src)
+    if TARGET == "lavik":
+        assert "selects database 17" in text, text
+
+
+@pytest.mark.lavik_only
+def test_load_rdb_flag_and_data_kept_on_a_bad_file(spawn_server, tmp_path):
+    data = saved_file(spawn_server, tmp_path)
+    good = tmp_path / "good.rdb"
+    good.write_bytes(data)
+    bad = tmp_path / "bad.rdb"
+    bad.write_bytes(data[:-3])
+    work = tmp_path / "work"
+    work.mkdir()
+    s = spawn_server(workdir=work, extra_args=["--load-rdb", str(good)])
+    c = s.client()
+    assert c.get("a") == "1" and c.llen("l") == 100
+    c.set("mine", "kept")
+    c.set("a", "changed")
+    s.terminate()
+    # The data file is not new: dir/dbfilename is not looked at; --load-rdb of a bad file fails.
+    with pytest.raises(RuntimeError) as e:
+        spawn_server(workdir=work, extra_args=["--load-rdb", str(bad)])
+    assert "Unexpected EOF" in err(e) and "at offset" in err(e)
+    c = spawn_server(workdir=work).client()
+    assert c.get("mine") == "kept" and c.get("a") == "changed" and c.llen("l") == 100
+
+
+def info(c):
+    return c.info("persistence")
+
+
+def test_save_failure_and_persistence_fields(spawn_server, tmp_path):
+    d = tmp_path / "gone"
+    d.mkdir()
+    c = under_test(spawn_server, d).client()
+    before = c.lastsave()
+    saves = info(c)["rdb_saves"]
+    c.set("k", "v")
+    assert info(c)["rdb_changes_since_last_save"] >= 1
+    time.sleep(1.05)
+    assert c.save() is True
+    i = info(c)
+    assert i["rdb_changes_since_last_save"] == 0
+    assert i["rdb_saves"] == saves + 1
+    assert i["rdb_last_bgsave_status"] == "ok"
+    assert c.lastsave() > before
+    (d / "dump.rdb").unlink()
+    assert c.bgsave() is True
+    assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0)
+    assert info(c)["rdb_last_bgsave_status"] == "ok"
+    assert info(c)["rdb_saves"] == saves + 2
+    assert (d / "dump.rdb").exists()
+    last = c.lastsave()
+    shutil.rmtree(d)  # the temp file cannot be created any more
+    with pytest.raises(redis.ResponseError) as e:
+        c.save()
+    assert err(e) == ""  # the reply is a bare "-ERR"
+    assert info(c)["rdb_last_bgsave_status"] == "ok"  # SAVE does not set it
+    assert c.bgsave() is True
+    assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0)
+    assert info(c)["rdb_last_bgsave_status"] == "err"
+    assert info(c)["rdb_saves"] == saves + 4  # every attempt counts
+    assert c.lastsave() == last
+
+
+def test_bgsave_while_clients_write(spawn_server, tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    s = under_test(spawn_server, d)
+    c = s.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(20000):
+        pipe.set(f"fixed:{i}", "v" * (i % 100))
+    pipe.rpush("list", *range(5000))
+    pipe.execute()
+    stop = threading.Event()
+    errors = []
+
+    def writer():
+        w = s.client()
+        n = 0
+        try:
+            while not stop.is_set():
+                w.set(f"moving:{n % 3000}", n)
+                w.incr("counter")
+                n += 1
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        assert c.bgsave() is True
+        assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0, timeout=20)
+    finally:
+        stop.set()
+        t.join()
+    assert not errors
+    assert info(c)["rdb_last_bgsave_status"] == "ok"
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    shutil.copy(d / "dump.rdb", ref_dir / "dump.rdb")
+    rc = reference(spawn_server, ref_dir).client()
+    assert all(rc.exists(f"fixed:{i}") for i in (0, 1, 9999, 19999))
+    assert rc.dbsize() >= 20001
+    assert rc.llen("list") == 5000
