@@ -88,17 +88,10 @@ class OutFile {
   std::string error_;
 };
 
-struct DbSpill {
-  OutFile file;
-  std::string buf;
-  uint64_t keys = 0, expires = 0;
-};
-
 struct SaveRun {
   rdb::FileWriter writer;
   OutFile out;
   std::string dir;
-  std::array<DbSpill, kMaxDatabases> spill;  // [0] unused: database 0 goes straight to `out`
   rdb::EncodeLimits limits = LiveEncodeLimits();
   std::string error;  // the first failure
 
@@ -110,30 +103,16 @@ struct SaveRun {
     if (writer.pending() >= kWriteBytes || (all && writer.pending() > 0)) {
       if (!out.Write(writer.Take())) return Fail("Write error saving DB on disk: " + out.error());
     }
-    for (int db = 1; db < kMaxDatabases; ++db) {
-      DbSpill& s = spill[db];
-      if (s.buf.size() < kWriteBytes && !(all && !s.buf.empty())) continue;
-      if (!s.file.is_open() && !s.file.Open(dir + "/temp-" + std::to_string(getpid()) + "-db" +
-                                            std::to_string(db) + ".rdb")) {
-        return Fail("Failed opening a temp RDB file for database " + std::to_string(db) + ": " +
-                    s.file.error());
-      }
-      if (!s.file.Write(s.buf)) return Fail("Write error saving DB on disk: " + s.file.error());
-      s.buf.clear();
-    }
     return true;
-  }
-  void RemoveTemps() {
-    out.Remove();
-    for (DbSpill& s : spill) s.file.Remove();
   }
 };
 
-// One slice of a shard's walk (on the shard's worker): up to kSliceEntries index entries from
-// *cursor; each live key is read whole (a chunked collection too) and framed.
-Task SaveSlice(SaveRun* run, Store& st, uint64_t* cursor) {
+// One slice of a shard's walk of physical database `db` (on the shard's worker): up to
+// kSliceEntries of its index entries from *cursor; each live key is read whole (a chunked
+// collection too) and framed.
+Task SaveSlice(SaveRun* run, Store& st, int db, uint64_t* cursor) {
   std::vector<std::pair<uint64_t, uint64_t>> entries;
-  *cursor = st.ScanIndex(*cursor, kSliceEntries,
+  *cursor = st.ScanIndex(*cursor, kSliceEntries, db,
                          [&](uint64_t fp, uint64_t l) { entries.emplace_back(fp, l); });
   const int64_t now = NowMs();
   std::string object;
@@ -155,58 +134,14 @@ Task SaveSlice(SaveRun* run, Store& st, uint64_t* cursor) {
     }
     if (!copy.exists) continue;
     object.clear();
-    const SplitKey split = SplitDbKey(key);
+    const std::string_view client_key = ClientKey(key);
     if (!rdb::EncodeObject(copy.type, copy.record, run->limits, &object)) {
-      run->Fail("the value of key '" + std::string(split.key) + "' is damaged");
+      run->Fail("the value of key '" + std::string(client_key) + "' is damaged");
       co_return;
     }
-    const int db = DbMap::Logical(split.db);
-    if (db == 0) {
-      run->writer.Key(split.key, copy.expire_ms, object);
-    } else {
-      DbSpill& s = run->spill[db];
-      rdb::EncodeKeyEntry(split.key, copy.expire_ms, object, &s.buf);
-      ++s.keys;
-      if (copy.expire_ms != 0) ++s.expires;
-    }
+    run->writer.Key(client_key, copy.expire_ms, object);
   }
   run->Drain(false);
-}
-
-// Appends the spilled databases (SELECTDB + RESIZEDB + their entries) after database 0.
-Task AppendSpills(SaveRun* run) {
-  std::string piece;
-  for (int db = 1; db < kMaxDatabases && run->error.empty(); ++db) {
-    DbSpill& s = run->spill[db];
-    if (s.keys == 0) continue;
-    run->writer.SelectDb(static_cast<uint64_t>(db), s.keys, s.expires);
-    if (s.file.is_open()) {
-      if (!s.file.SyncAndClose()) {
-        run->Fail("Write error saving DB on disk: " + s.file.error());
-        co_return;
-      }
-      const int fd = open(s.file.path().c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) {
-        run->Fail("Cannot reopen " + s.file.path() + ": " + std::strerror(errno));
-        co_return;
-      }
-      for (;;) {
-        piece.resize(kWriteBytes);
-        const ssize_t n = read(fd, piece.data(), piece.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) run->Fail("Cannot read " + s.file.path() + ": " + std::strerror(errno));
-        if (n <= 0) break;
-        piece.resize(static_cast<size_t>(n));
-        run->writer.Raw(piece);
-        if (!run->Drain(false)) break;
-        co_await YieldToLoop();
-      }
-      close(fd);
-    }
-    run->writer.Raw(s.buf);
-    s.buf.clear();
-    run->Drain(false);
-  }
 }
 
 uint64_t ResidentBytes() {
@@ -240,27 +175,30 @@ Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool
   run.writer.Aux("used-mem", std::to_string(ResidentBytes()));
   run.writer.Aux("aof-base", "0");
   for (const FunctionLibrary& lib : FunctionRegistry::Get().List()) run.writer.Function(lib.code);
-  // RESIZEDB of database 0: the shards' sizes now, every database's keys included. Redis's
-  // loader takes it only as a hint to presize its tables.
-  uint64_t keys = 0, expires = 0;
-  for (int w = 0; w < shards.size(); ++w) {
-    co_await ShardHop(shards.at(w).worker, [&, w]() {
-      const Store& st = shards.at(w).store;
-      keys += st.size();
-      expires += st.expires();
-    });
-  }
-  if (keys > 0) run.writer.SelectDb(0, keys, expires);
-  for (int w = 0; w < shards.size() && run.error.empty(); ++w) {
-    uint64_t cursor = 0;
-    do {
-      co_await ShardCall(shards.at(w).worker, [&, w]() -> Task {
-        co_await SaveSlice(&run, shards.at(w).store, &cursor);
+  // Database by database, in the client's numbering: SELECTDB + RESIZEDB (the counts now; Redis's
+  // loader takes them only as a hint), then each shard's keys of its physical database.
+  for (int d = 0; d < DbMap::Count() && run.error.empty(); ++d) {
+    const int pdb = DbMap::Physical(d);
+    uint64_t keys = 0, expires = 0;
+    for (int w = 0; w < shards.size(); ++w) {
+      co_await ShardHop(shards.at(w).worker, [&, w]() {
+        const Store& st = shards.at(w).store;
+        keys += st.db_size(pdb);
+        expires += st.db_expires(pdb);
       });
-      co_await YieldToLoop();  // also when the shard is this worker's own
-    } while (cursor != 0 && run.error.empty());
+    }
+    if (keys == 0) continue;
+    run.writer.SelectDb(static_cast<uint64_t>(d), keys, expires);
+    for (int w = 0; w < shards.size() && run.error.empty(); ++w) {
+      uint64_t cursor = 0;
+      do {
+        co_await ShardCall(shards.at(w).worker, [&, w]() -> Task {
+          co_await SaveSlice(&run, shards.at(w).store, pdb, &cursor);
+        });
+        co_await YieldToLoop();  // also when the shard is this worker's own
+      } while (cursor != 0 && run.error.empty());
+    }
   }
-  if (run.error.empty()) co_await AppendSpills(&run);
   if (run.error.empty()) {
     run.writer.Finish();
     run.Drain(true);
@@ -274,10 +212,9 @@ Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool
   }
   if (!run.error.empty()) {
     LogWarning(run.error);
-    run.RemoveTemps();
+    run.out.Remove();
     co_return;
   }
-  for (DbSpill& s : run.spill) s.file.Remove();
   LogNotice("DB saved on disk");
   *ok = true;
 }

@@ -4,8 +4,8 @@
 //
 // The walk is not a point-in-time snapshot: each shard is read in slices of index entries from
 // its own worker's loop, yielding between slices, so a key is saved as it was when its slice
-// ran. Output streams to the file (1 MiB at a time); keys of logical databases other than 0 are
-// spilled to one temp file per database and appended after database 0.
+// ran. Databases are written one after the other (the index selects each one's keys); output
+// streams to the file (1 MiB at a time).
 //
 // Thread safety: a coroutine on any worker; one save at a time (SaveState::in_progress).
 #pragma once
