@@ -4,9 +4,9 @@
 // (LOAD, DELETE, FLUSH, RESTORE).
 //
 // Durability: once Open() has named a file, every change is written there (the FUNCTION DUMP
-// payload of the whole set, scripting/function_file.h) and synced before it becomes visible and
-// before the command replies; a change that cannot be written is refused. Open() loads the file
-// at start-up.
+// payload of the whole set, rdb/function_payload.h) and synced (base/durable_file.h) before it
+// becomes visible and before the command replies; a change that cannot be written is refused.
+// Open() loads the file at start-up.
 //
 // Thread safety: every method may be called from any thread. Changes are serialised by one
 // mutex (held across the file write); reads take another, held only to copy.

@@ -124,7 +124,9 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   services_.observability = obs_.get();
   services_.commands = &table_;
   services_.acl = acl_.get();
+  services_.over_memory_limit = [guard = memory_guard_.get()] { return guard->oom(); };
   ConfigureScripting(registry_);
+  SetScriptBusyHook(&Server::OnScriptBusy, this);
   run_id_ = RandomHex(40);
 }
 
@@ -395,7 +397,7 @@ bool Server::OpenStorage(std::string* error) {
                        std::to_string(recovery_.records) + " records)") +
             ": " + std::to_string(recovery_.keys) + " keys in " +
             std::to_string(recovery_.elapsed_ms) + " ms");
-  return true;
+  return OpenFunctionLibraries(config_.data_file, data_file_->fresh(), error);
 }
 
 int Server::Run() {

@@ -115,6 +115,9 @@ class Server : public RequestHandler {
                    int shard);
   void FinishCommand(ClientState* cl);
   static void OnHomeDone(void* arg);
+  // A script just passed busy-reply-threshold: the commands queued behind its shard locks get
+  // -BUSY (dispatcher.cc).
+  static void OnScriptBusy(void* server);
   int RouteShard(const CommandSpec* spec, std::span<const std::string_view> args,
                  bool* multi) const;
 
