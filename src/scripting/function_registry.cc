@@ -101,6 +101,11 @@ bool FunctionRegistry::Open(const std::string& path, std::string* error) {
   return true;
 }
 
+bool FunctionRegistry::Has(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return libraries_.find(name) != libraries_.end();
+}
+
 FunctionRegistry::Libraries FunctionRegistry::Snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   return libraries_;
@@ -131,7 +136,7 @@ std::string FunctionRegistry::Load(std::string_view code, bool replace, std::str
   std::string error = ReadLibraryMetadata(code, &lib.name);
   if (!error.empty()) return error;
   const std::string exists = "ERR Library '" + lib.name + "' already exists";
-  if (!replace && Snapshot().count(lib.name) != 0) return exists;  // before running the code
+  if (!replace && Has(lib.name)) return exists;  // before running the code
   error = ReadLibrary(code, &lib.functions);
   if (!error.empty()) return error;
   lib.code.assign(code);

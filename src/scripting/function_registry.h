@@ -81,6 +81,7 @@ class FunctionRegistry {
   // change_mu_ held. Error text or "".
   std::string Commit(Libraries next);
   Libraries Snapshot() const;
+  bool Has(std::string_view name) const;
 
   std::mutex change_mu_;  // one change at a time, across its file write
   std::string path_;      // "" until Open(): nothing is persisted
