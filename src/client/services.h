@@ -5,6 +5,7 @@
 // without including the server (server/server.h stands above them).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 namespace lavik {
@@ -24,8 +25,9 @@ struct Services {
   std::vector<WorkerStats*> worker_stats;  // by worker id
   PubSub* pubsub = nullptr;
   Observability* observability = nullptr;
-  const CommandTable* commands = nullptr;  // scripts look up redis.call's commands here
-  const Acl* acl = nullptr;                // and check them against the client's user
+  const CommandTable* commands = nullptr;   // scripts look up redis.call's commands here
+  const Acl* acl = nullptr;                 // and check them against the client's user
+  std::function<bool()> over_memory_limit;  // denyoom commands are refused (memory_guard.h)
 
   int worker_count() const { return static_cast<int>(workers.size()); }
 };

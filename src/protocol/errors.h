@@ -89,6 +89,8 @@ inline constexpr std::string_view kErrAuthNotConfigured =
 inline constexpr std::string_view kErrNoProto = "NOPROTO unsupported protocol version";
 inline constexpr std::string_view kErrOOM =
     "OOM command not allowed when used memory > 'maxmemory'.";
+inline constexpr std::string_view kErrOomScriptFlag =
+    "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
 inline constexpr std::string_view kErrLoading = "LOADING Redis is loading the dataset in memory";
 inline constexpr std::string_view kErrReadOnlyReplica =
     "READONLY You can't write against a read only replica.";

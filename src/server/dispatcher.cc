@@ -2,6 +2,7 @@
 #include <strings.h>
 
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "acl/acl_client.h"
@@ -11,6 +12,7 @@
 #include "commands/command_keys.h"
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
+#include "scripting/script_locks.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/server.h"
@@ -30,7 +32,12 @@ struct RemoteCommand : MailboxItem {
   ReplyWriter writer{&reply, 2};
   Context ctx;
 
+  bool rejected = false;  // answered -BUSY without running (counted as rejected)
+
   static void RunOnShard(MailboxItem* item);
+  // While a script is past busy-reply-threshold a queued command without allow-busy is answered
+  // -BUSY at once (Redis answers it from inside the script's loop); true if it was.
+  static bool RejectIfBusy(RemoteCommand* m);
   static void Done(void* arg);
   static void ReturnHome(MailboxItem* item);
 };
@@ -69,6 +76,7 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
   auto* m = static_cast<RemoteCommand*>(item);
   Shard& shard = m->server->shards().local();
   if (shard.locked()) {
+    if (RejectIfBusy(m)) return;
     shard.waiting.push_back(m);  // run again by Shard::Unlock, in arrival order
     return;
   }
@@ -77,6 +85,56 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
   m->writer.set_error_sink(m->server->obs_->stats.error_sink(Worker::Current()->id()));
   Task t = m->ctx.spec->handler(m->ctx);
   if (t.Start(&RemoteCommand::Done, m)) Done(m);
+}
+
+bool RemoteCommand::RejectIfBusy(RemoteCommand* m) {
+  const std::string_view busy = ScriptBusyError();
+  if (busy.empty() || (m->ctx.spec->flags & kCmdAllowBusy)) return false;
+  m->writer.set_error_sink(m->server->obs_->stats.error_sink(Worker::Current()->id()));
+  m->writer.Error(busy);
+  m->rejected = true;
+  Done(m);
+  return true;
+}
+
+namespace {
+
+// Runs on each worker once a script turns busy: its shard's queued commands get -BUSY, and
+// scripts waiting for its lock give up with it (they retry the lock, which sees the busy state).
+struct BusySweep : MailboxItem {
+  Server* server = nullptr;
+  static void Run(MailboxItem* item) {
+    auto* sweep = static_cast<BusySweep*>(item);
+    Shard& shard = sweep->server->shards().local();
+    std::deque<MailboxItem*> queued;
+    queued.swap(shard.waiting);
+    std::vector<MailboxItem*> scripts;
+    for (MailboxItem* waiting : queued) {
+      if (waiting->run == &RemoteCommand::RunOnShard &&
+          RemoteCommand::RejectIfBusy(static_cast<RemoteCommand*>(waiting))) {
+        continue;
+      }
+      if (IsScriptLockWaiter(waiting) && !ScriptBusyError().empty()) {
+        scripts.push_back(waiting);
+        continue;
+      }
+      shard.waiting.push_back(waiting);  // EXEC and multi-shard commands keep waiting
+    }
+    for (MailboxItem* script : scripts) script->run(script);
+    delete sweep;
+  }
+};
+
+}  // namespace
+
+void Server::OnScriptBusy(void* server) {
+  auto* s = static_cast<Server*>(server);
+  for (int id = 0; id < s->shards().size(); ++id) {
+    auto* sweep = new BusySweep();
+    sweep->server = s;
+    sweep->run = &BusySweep::Run;
+    s->shards().at(id).worker->Post(sweep);
+  }
 }
 
 void RemoteCommand::Done(void* arg) {
@@ -90,8 +148,12 @@ void RemoteCommand::ReturnHome(MailboxItem* item) {
   ClientState* cl = m->client;
   if (!cl->closed && !cl->discard_reply) cl->conn->output()->append(m->reply);
   Server* server = m->server;
-  server->obs_->CommandDone(m->home->id(), m->ctx.spec, cl, m->argv, cl->cmd_start_ns,
-                            m->writer.errors() != cl->cmd_errors);
+  if (m->rejected) {
+    server->obs_->CommandRejected(m->home->id(), m->ctx.spec);
+  } else {
+    server->obs_->CommandDone(m->home->id(), m->ctx.spec, cl, m->argv, cl->cmd_start_ns,
+                              m->writer.errors() != cl->cmd_errors);
+  }
   ReleaseCommand(m);
   server->FinishCommand(cl);
 }
@@ -259,6 +321,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
     m->argv.emplace_back(p, a.size());
     p += a.size();
   }
+  m->rejected = false;
   m->writer.SetOutput(&m->reply);
   m->writer.set_resp(cl->resp);
   m->ctx = Context{};

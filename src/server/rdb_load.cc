@@ -162,7 +162,7 @@ bool LoadRdbFile(ShardSet& shards, const std::string& path, RdbLoadReport* repor
       }
       case rdb::FileReader::Item::kFunction: {
         std::string name;
-        const std::string err = FunctionRegistry::Get().Load(e.code, false, &name);
+        const std::string err = FunctionRegistry::Get().Load(e.code, true, &name);
         if (!err.empty()) {
           *error = "Cannot load a function library of the RDB: " + err;
           ok = false;

@@ -127,7 +127,9 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   services_.observability = obs_.get();
   services_.commands = &table_;
   services_.acl = acl_.get();
+  services_.over_memory_limit = [guard = memory_guard_.get()] { return guard->oom(); };
   ConfigureScripting(registry_);
+  SetScriptBusyHook(&Server::OnScriptBusy, this);
   run_id_ = RandomHex(40);
 }
 
@@ -206,12 +208,6 @@ std::string Server::ConfigValue(std::string_view name) {
   const std::string_view patterns[] = {name};
   ConfigGet(patterns, &out);
   return out.empty() ? std::string() : out[0].second;
-}
-
-uint64_t Server::StoredKeys() {
-  uint64_t keys = 0;
-  for (int i = 0; i < shards_->size(); ++i) keys += shards_->at(i).store.records();
-  return keys;
 }
 
 bool Server::LoadRdbBeforeServing(std::string* error) {
@@ -378,9 +374,9 @@ bool Server::StartWorkers(std::string* error) {
   if (!config_.load_rdb.empty()) {
     rdb_to_load_ = config_.load_rdb;
   } else if (const std::string path = RdbFilePath(ConfigValue("dir"), ConfigValue("dbfilename"));
-             StoredKeys() == 0 && access(path.c_str(), R_OK) == 0) {
-    // As Redis loads dir/dbfilename at start-up, when the data file holds no key (it was just
-    // created, or a load into it failed before).
+             data_file_->fresh() && access(path.c_str(), R_OK) == 0) {
+    // As Redis loads dir/dbfilename at start-up, when the data file was just created (a data
+    // file that exists is the dataset: a FLUSHALL before a restart must not bring old keys back).
     rdb_to_load_ = path;
   }
   for (int i = 0; i < n; ++i) {
@@ -452,7 +448,7 @@ bool Server::OpenStorage(std::string* error) {
                        std::to_string(recovery_.records) + " records)") +
             ": " + std::to_string(recovery_.keys) + " keys in " +
             std::to_string(recovery_.elapsed_ms) + " ms");
-  return true;
+  return OpenFunctionLibraries(config_.data_file, data_file_->fresh(), error);
 }
 
 int Server::Run() {

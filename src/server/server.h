@@ -108,7 +108,6 @@ class Server : public RequestHandler {
   bool InitWorker(int id, std::string* error);
   void StartListeners(Worker* w);                 // on worker 0
   bool LoadRdbBeforeServing(std::string* error);  // main thread, workers running
-  uint64_t StoredKeys();                          // index entries of every shard (start-up)
   bool WorkerDone(int id);
   void Adopt(int fd, TlsSession* tls = nullptr);  // takes ownership of tls
   void BeginDrain(int id);
@@ -120,6 +119,9 @@ class Server : public RequestHandler {
                    int shard, int db);
   void FinishCommand(ClientState* cl);
   static void OnHomeDone(void* arg);
+  // A script just passed busy-reply-threshold: the commands queued behind its shard locks get
+  // -BUSY (dispatcher.cc).
+  static void OnScriptBusy(void* server);
   int RouteShard(const CommandSpec* spec, std::span<const std::string_view> args,
                  bool* multi) const;
 
