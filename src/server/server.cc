@@ -210,6 +210,12 @@ std::string Server::ConfigValue(std::string_view name) {
   return out.empty() ? std::string() : out[0].second;
 }
 
+uint64_t Server::StoredKeys() {
+  uint64_t keys = 0;
+  for (int i = 0; i < shards_->size(); ++i) keys += shards_->at(i).store.records();
+  return keys;
+}
+
 bool Server::LoadRdbBeforeServing(std::string* error) {
   LogNotice("Loading RDB file " + rdb_to_load_ +
             (config_.load_rdb.empty()
@@ -374,9 +380,9 @@ bool Server::StartWorkers(std::string* error) {
   if (!config_.load_rdb.empty()) {
     rdb_to_load_ = config_.load_rdb;
   } else if (const std::string path = RdbFilePath(ConfigValue("dir"), ConfigValue("dbfilename"));
-             data_file_->fresh() && access(path.c_str(), R_OK) == 0) {
-    // As Redis loads dir/dbfilename at start-up, when the data file was just created (a data
-    // file that exists is the dataset: a FLUSHALL before a restart must not bring old keys back).
+             StoredKeys() == 0 && access(path.c_str(), R_OK) == 0) {
+    // As Redis loads dir/dbfilename at start-up, when the data file holds no key (it was just
+    // created, or a load into it failed before).
     rdb_to_load_ = path;
   }
   for (int i = 0; i < n; ++i) {

@@ -111,6 +111,7 @@ class Server : public RequestHandler {
   bool WorkerDone(int id);
   void Adopt(int fd, TlsSession* tls = nullptr);  // takes ownership of tls
   void BeginDrain(int id);
+  uint64_t StoredKeys();  // index entries of every shard (start-up)
   Result Execute(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args);
   // `db`: the physical database the command runs in (its keys in args are stored keys of it).
   Result RunAtHome(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
