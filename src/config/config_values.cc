@@ -244,8 +244,14 @@ bool ParseKeyspaceEvents(std::string_view in, std::string_view, std::string* out
     *err = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
     return false;
   }
-  *out = KeyspaceEventFlagsString(flags);  // as Redis's CONFIG GET shows it
+  *out = KeyspaceEventFlagsString(flags, /*keep_new=*/true);
   return true;
+}
+
+std::string ShowKeyspaceEvents(std::string_view stored) {
+  uint32_t flags = 0;
+  ParseKeyspaceEventFlags(stored, &flags);
+  return KeyspaceEventFlagsString(flags);
 }
 
 bool ParseOomScoreAdjValues(std::string_view in, std::string_view, std::string* out,

@@ -46,10 +46,11 @@ bool ParseKeyspaceEventFlags(std::string_view letters, uint32_t* flags) {
   return true;
 }
 
-std::string KeyspaceEventFlagsString(uint32_t flags) {
+std::string KeyspaceEventFlagsString(uint32_t flags, bool keep_new) {
   std::string out;
   const bool all = (flags & kNotifyAll) == kNotifyAll;
   if (all) out += 'A';
+  if (all && keep_new && (flags & kNotifyNew)) out += 'n';
   for (const Letter& l : kLetters) {
     const bool is_class = (l.bit & (kNotifyAll | kNotifyNew)) != 0;
     if (is_class && all) continue;  // 'A' hides the class letters, and 'n' with them

@@ -46,8 +46,10 @@ inline constexpr uint32_t kNotifyAll = kNotifyGeneric | kNotifyString | kNotifyL
 // Parses a notify-keyspace-events value ("KEA", "Elg$"...); false on a letter Redis rejects.
 bool ParseKeyspaceEventFlags(std::string_view letters, uint32_t* flags);
 // The value as Redis's CONFIG GET shows it: 'A' (or the class letters, g$lshzxetd then n, in
-// that order), then K, E, m. As Redis, 'n' is not shown when the classes collapse to 'A'.
-std::string KeyspaceEventFlagsString(uint32_t flags);
+// that order), then K, E, m. As Redis, 'n' is not shown when the classes collapse to 'A' — so
+// the text alone can lose it: `keep_new` writes "An" then, for a value that must keep every flag
+// (what the config registry stores).
+std::string KeyspaceEventFlagsString(uint32_t flags, bool keep_new = false);
 
 // notify-keyspace-events changed (start-up and CONFIG SET): events of `flags`' classes are sent
 // from now on, if K or E is among them.
