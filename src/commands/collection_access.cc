@@ -73,6 +73,7 @@ void NotifyCollectionWrite(Store& st, std::string_view key, ValueType type, std:
   const uint32_t event_class = type == ValueType::kHash  ? kNotifyHash
                                : type == ValueType::kSet ? kNotifySet
                                                          : kNotifyZset;
+  if (!KeyspaceEventsOn(event_class | kNotifyGeneric)) return;  // one branch when off
   NotifyKeyspaceEvent(event_class, event, key);
   if (KeyspaceEventsOn(kNotifyGeneric) && !st.Lookup(key, now_ms).exists) {
     NotifyKeyspaceEvent(kNotifyGeneric, "del", key);

@@ -342,6 +342,10 @@ Task SMove(Context& ctx) {
     if (!applied) continue;  // a write slipped in before the locks were taken: start over
     moved = 1;
     co_await plan.Run(plan.shard_of(1), [&](Store& st) -> Task {
+      // Redis's order, all from here so they arrive in it: the removal, the source's "del" if
+      // it emptied, then the addition ("new" first, from the store, if it creates the key).
+      NotifyKeyspaceEvent(kNotifySet, "srem", src);
+      if (from.size == 1) NotifyKeyspaceEvent(kNotifyGeneric, "del", src);
       bool added = false;
       co_await RewriteCollection(
           st, dst, kSet, ctx.now_ms,
@@ -352,10 +356,6 @@ Task SMove(Context& ctx) {
             return Rewrite::kWrite;
           },
           &error, ReadScope::Members({&member, 1}));
-      // Redis's order, all from here so they arrive in it: the removal, the source's "del" if
-      // it emptied, the addition.
-      NotifyKeyspaceEvent(kNotifySet, "srem", src);
-      if (from.size == 1) NotifyKeyspaceEvent(kNotifyGeneric, "del", src);
       if (added && error.empty()) NotifyKeyspaceEvent(kNotifySet, "sadd", dst);
     });
     break;
