@@ -391,6 +391,26 @@ def test_new_key_events(kr, raw):
                                         "xs", "p", "bb", "l3", "d")]))
 
 
+def test_new_key_in_order_with_the_command(kr, raw):
+    run_case(kr, raw(), "KEAn", [("sadd", T + "s", "a"), ("rpush", T + "l", "a"),
+                                 ("set", T + "k", "1")],
+             [("smove", T + "s", T + "t", "a"), ("rpoplpush", T + "l", T + "m"),
+              ("rename", T + "k", T + "k2"), ("xgroup", "create", T + "x", "g", "$", "mkstream")],
+             msgs([("srem", T + "s"), ("del", T + "s"), ("new", T + "t"), ("sadd", T + "t"),
+                   ("new", T + "m"), ("lpush", T + "m"), ("rpop", T + "l"), ("del", T + "l"),
+                   ("new", T + "k2"), ("rename_from", T + "k"), ("rename_to", T + "k2"),
+                   ("new", T + "x"), ("xgroup-create", T + "x")]))
+
+
+def test_new_under_all_is_kept_though_not_shown(kr, raw):
+    conn = raw()
+    kr.config_set("notify-keyspace-events", "KEAn")
+    assert kr.config_get("notify-keyspace-events") == {"notify-keyspace-events": "AKE"}
+    run_case(kr, conn, "KEAn", [], [("set", T + "a", "1")], msgs([("new", T + "a"),
+                                                                  ("set", T + "a")]))
+    run_case(kr, conn, "KEA", [], [("set", T + "a", "1")], msgs([("set", T + "a")]))
+
+
 def test_keymiss_events(kr, raw):
     run_case(kr, raw(), "KEm", [("set", T + "a", "1")],
              [("get", T + "a"), ("get", T + "nx"), ("exists", T + "nx"),
