@@ -505,18 +505,44 @@ def test_active_expiry_on_every_worker(mr):
     assert mr.dbsize() == 0
 
 
+def set_expired(c, keys):
+    """Gives each key a 20 ms TTL and lets it pass (the keys may still be in the index)."""
+    for k in keys:
+        c.set(k, "v", px=20)
+    time.sleep(0.04)
+
+
 def test_expired_on_read_from_every_worker(mr):
     keys = spread_keys(4, "lazy")
 
     def commands():
-        for k in keys:
-            mr.set(k, "v", px=20)
-        time.sleep(0.04)
+        set_expired(mr, keys)
         assert [mr.get(k) for k in keys] == [None] * len(keys)  # expired here or just before
         assert mr.mget(keys) == [None] * len(keys)
 
     got = events_of(mr, "Ex", commands, len(keys), quiet=0.2)
     assert sorted(got) == sorted(("__keyevent@0__:expired", k) for k in keys)
+
+
+def test_script_and_exec_on_keys_of_every_worker(mr):
+    keys = spread_keys(4, "scr")
+
+    def commands():
+        set_expired(mr, keys)
+        for k in keys:  # the script reads the expired key, then writes it
+            assert mr.eval("redis.call('get', KEYS[1]); return redis.call('incr', KEYS[1])",
+                           1, k) == 1
+        with mr.pipeline(transaction=True) as p:
+            for k in keys:
+                p.delete(k)
+            p.execute()
+
+    got = events_of(mr, "Egx", commands, 3 * len(keys), quiet=0.1)
+    for k in keys:  # each key's own events in Redis's order
+        assert [m for m in got if m[1] == k] == [("__keyevent@0__:expire", k),
+                                                 ("__keyevent@0__:expired", k),
+                                                 ("__keyevent@0__:del", k)]
+    assert len(got) == 3 * len(keys)
 
 
 # ---- keys on other workers than the subscriber's ----
