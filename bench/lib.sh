@@ -270,6 +270,20 @@ redis_command() {
     --dir "$dir" "$@")
 }
 
+# start_bench_server lavik|redis DIR THREADS: on a fresh PORT, starts LAVIK_BIN (THREADS workers,
+# not pinned, files under DIR) or REDIS_SERVER (files under DIR/redis), output in DIR/<name>.out,
+# and waits until it answers PING.
+start_bench_server() {
+  PORT=$(free_port)
+  if [[ $1 == lavik ]]; then
+    lavik_command "$LAVIK_BIN" "$2" "$3" --no-pin-workers
+  else
+    redis_command "$REDIS_SERVER" "$2/redis"
+  fi
+  launch_server "$2/$1.out"
+  wait_ready "start of $1"
+}
+
 # launch_server LOG: starts SERVER_CMD pinned to $SERVER_CPUS, output to LOG; sets SERVER_PID
 # (taskset execs the server, so $! is the server's own pid).
 # shellcheck disable=SC2153  # SERVER_CPUS is set by the sourcing script

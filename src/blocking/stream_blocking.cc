@@ -23,6 +23,7 @@
 #include "commands/multi_shard.h"
 #include "commands/stream_access.h"
 #include "commands/stream_wait.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 
 namespace lavik {
@@ -222,11 +223,13 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
                     KeyOutcome* out) {
   const int64_t now = ctx.now_ms;
   const auto limit = a.count == 0 ? SIZE_MAX : static_cast<size_t>(a.count);
-  co_await RewriteStream(
+  bool created = false;
+  const bool ok = co_await RewriteStream(
       st, a.keys[i], now,
       [&](Stream* s, bool) {
         out->reply.clear();
         out->served = false;
+        created = false;
         StreamGroup* g = s->FindGroup(a.group);
         if (g == nullptr) return Rewrite::kUnchanged;  // checked in pass 1, under the same lock
         if (want.new_only && (s->entries.empty() || s->entries.back().id <= g->last_id)) {
@@ -238,6 +241,7 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
         if (ci < 0) {
           g->consumers.push_back({std::string(a.consumer), now, -1});
           ci = static_cast<int>(g->consumers.size() - 1);
+          created = true;
         }
         g->consumers[ci].seen_ms = now;
         const auto c = static_cast<uint32_t>(ci);
@@ -301,6 +305,7 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
         return Rewrite::kWrite;
       },
       &out->error);
+  if (ok && created) NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", a.keys[i]);
 }
 
 Task ReadCommand(Context& ctx, bool group_mode) {

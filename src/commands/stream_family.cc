@@ -15,6 +15,7 @@
 #include "commands/stream_chunked.h"
 #include "commands/stream_wait.h"
 #include "commands/typed_read.h"
+#include "notify/keyspace_events.h"
 
 namespace lavik {
 namespace {
@@ -110,6 +111,7 @@ Task XAddAppend(Context& ctx, const TrimArgs& a, size_t field_pos, bool* decode)
     }
     if (applied) break;
   }
+  NotifyKeyspaceEvent(kNotifyStream, "xadd", key);
   SignalStreamReady(ctx.shards->local(), key);
   ReplyId(*ctx.reply, id);
 }
@@ -137,6 +139,7 @@ Task XAdd(Context& ctx) {
   bool missing = false;
   StreamId added;
   std::string body;
+  int64_t trimmed = 0;
   std::vector<std::string_view> master;
   const std::string_view* fv = ctx.args.data() + field_pos;
   const size_t fv_count = ctx.args.size() - field_pos;
@@ -155,7 +158,7 @@ Task XAdd(Context& ctx) {
     s->entries.push_back({added, body});
     s->last_id = added;
     ++s->entries_added;
-    TrimStream(s, a);
+    trimmed = TrimStream(s, a);
     return Rewrite::kWrite;
   });
   if (!ok) co_return;
@@ -164,6 +167,8 @@ Task XAdd(Context& ctx) {
   } else if (!failure.empty()) {
     ctx.reply->Error(failure);
   } else {
+    NotifyKeyspaceEvent(kNotifyStream, "xadd", ctx.args[1]);
+    if (trimmed > 0) NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.args[1]);
     SignalStreamReady(ctx.shards->local(), ctx.args[1]);
     ReplyId(*ctx.reply, added);
   }
@@ -280,6 +285,7 @@ Task XDel(Context& ctx) {
     }
     return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
   });
+  if (ok && deleted > 0) NotifyKeyspaceEvent(kNotifyStream, "xdel", ctx.args[1]);
   if (ok) ctx.reply->Integer(deleted);
 }
 
@@ -296,6 +302,7 @@ Task XTrim(Context& ctx) {
     deleted = exists ? TrimStream(s, a) : 0;
     return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
   });
+  if (ok && deleted > 0) NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.args[1]);
   if (ok) ctx.reply->Integer(deleted);
 }
 
@@ -355,6 +362,7 @@ Task XSetId(Context& ctx) {
     if (!max_deleted.IsZero()) s->max_deleted_id = max_deleted;
     return Rewrite::kWrite;
   });
+  if (ok && failure.empty()) NotifyKeyspaceEvent(kNotifyStream, "xsetid", ctx.args[1]);
   if (ok) ReplyErrorOrOk(ctx, failure);
 }
 

@@ -18,6 +18,7 @@
 #include "blocking/list_blocking.h"
 #include "client/client_state.h"
 #include "config/live_settings.h"
+#include "pubsub/keyspace_publish.h"
 #include "pubsub/pubsub.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
@@ -124,6 +125,7 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   pubsub_ = std::make_unique<PubSub>(
       &services_, [hub = hub_.get()](ClientState* cl) { hub->OnPubSubOutput(cl); });
   services_.pubsub = pubsub_.get();
+  WireKeyspaceEvents(pubsub_.get(), &registry_);  // notify-keyspace-events (pubsub/)
   services_.observability = obs_.get();
   services_.commands = &table_;
   services_.acl = acl_.get();

@@ -16,6 +16,12 @@
 // expired record stays on the device as the key's deletion marker (kept like a tombstone) until
 // nothing older can resurface.
 //
+// Keyspace notifications (notify/keyspace_events.h): the Store reports what only it sees — a key
+// created ("new"), a key expired ("expired", on access or by the active cycle), a read that found
+// no key ("keymiss") — each behind one branch when its class is off. The active cycle knows an
+// expired key only by fingerprint: when "expired" is on, its record (the deletion marker) is read
+// back afterwards for the name, so those events come a little after the expiry itself.
+//
 // Thread safety: none; a Store belongs to one worker.
 #pragma once
 
@@ -275,11 +281,19 @@ class Store {
   // After a start from a checkpoint (no values seen), the registry may not know a root yet:
   // these learn it before a write replaces the key, or from the expired record afterwards.
   TaskOf<bool> LearnRoot(std::string_view key, uint64_t fp);
+  // Reads back the queued expired records (expired_records_): unknown roots, and the names of
+  // keys expired by fingerprint for "expired". StartInspectingExpired runs it if idle.
   Task InspectExpired();
   void Unaccount(uint64_t loc);
   void Account(uint64_t loc, uint64_t len);
   uint64_t RecordLen(uint64_t loc) const;
-  void ExpireEntry(uint64_t fp, uint64_t loc);
+  // `key`: the key, when the caller knows it (a look-up); else its record is read for the
+  // "expired" event (if that is on).
+  void ExpireEntry(uint64_t fp, uint64_t loc, const std::string_view* key = nullptr);
+  // Before a write installs `key`: the events of a key (re)created ("expired" for an old value
+  // past its TTL, "new").
+  void ReportCreate(uint64_t fp, std::string_view key, ValueType type);
+  void StartInspectingExpired();
   void SetTtl(uint64_t fp, int64_t expire_ms);
   void DropTtl(uint64_t fp);
   TaskOf<ReadResult> ReadRecord(uint64_t fp, uint64_t loc, std::string_view want_key);
@@ -324,7 +338,15 @@ class Store {
   ChunkRegistry chunks_;
   bool chunk_sweep_running_ = false;
   bool roots_unknown_ = false;  // collections were loaded from a checkpoint
-  std::vector<std::pair<uint64_t, uint64_t>> expired_collections_;  // (fp, loc) to inspect
+  // Expired records to read back (InspectExpired): a root whose chunks the registry does not
+  // know, and/or a key expired by fingerprint whose name "expired" must report.
+  struct ExpiredRecord {
+    uint64_t fp;
+    uint64_t loc;
+    bool root;
+    bool name;
+  };
+  std::vector<ExpiredRecord> expired_records_;
   bool inspecting_ = false;
   // During a log scan: the chunk records seen (fingerprint → which chunk), for FinishRecovery.
   std::unordered_map<uint64_t, ChunkRegistry::Dead> recovered_chunks_;
