@@ -477,7 +477,10 @@ Task Flush(Context& ctx) {
     error = "ERR FLUSHALL failed: " + error;
   }
   for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [&](Store& st) { st.ReleaseFlushed(flush_seq); });
+    co_await OnShard(ctx, s, [&](Store& st) {
+      st.ReleaseFlushed(flush_seq);
+      SignalAllStreamWaiters();  // blocked XREADGROUP readers fail, as in Redis
+    });
   }
   if (!error.empty()) {
     ctx.reply->Error(error);
