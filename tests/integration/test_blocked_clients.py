@@ -497,3 +497,118 @@ def test_random_mix_every_blocked_client_ends(server_factory, threads):
     assert ended[0] > n_clients
     wait_blocked(ctl, 0)
     assert ctl.ping()
+
+
+# --------------------------------------------------------------------------- approximate trimming
+
+
+class NodeModel:
+    """Redis's stream nodes for a stream grown by XADD: a node takes `size` appended entries
+    (stream-node-max-entries, small entries so stream-node-max-bytes never closes one early);
+    "~" trims whole nodes from the head, never past LIMIT (default 100 nodes' worth)."""
+
+    def __init__(self, size):
+        self.size, self.added, self.ids = size, 0, []
+
+    def add(self, i):
+        self.added += 1
+        self.ids.append(i)
+
+    def nodes(self):
+        out, i = [], self.added - len(self.ids)
+        while i < self.added:
+            end = min((i // self.size + 1) * self.size, self.added)
+            out.append(end - i)
+            i = end
+        return out
+
+    def trim(self, maxlen=None, minid=None, approx=True, limit=None):
+        if not approx:
+            limit = 0
+        elif limit is None:
+            limit = 100 * self.size
+        gone = 0
+        for c in self.nodes():
+            left = len(self.ids) - gone
+            if maxlen is not None and left <= maxlen:
+                break
+            if limit and gone + c > limit:
+                break
+            if (maxlen is not None and left - c >= maxlen) or (
+                    minid is not None and self.ids[gone + c - 1] < minid):
+                gone += c
+                continue
+            if not approx:  # exact: into the node, one entry at a time
+                while len(self.ids) - gone > (maxlen if maxlen is not None else 0) and (
+                        maxlen is not None or self.ids[gone] < minid):
+                    gone += 1
+            break
+        del self.ids[:gone]
+        return gone
+
+
+@pytest.fixture
+def node_size(r):
+    sizes = []
+
+    def set_size(n):
+        sizes.append(n)
+        r.config_set("stream-node-max-entries", n)
+
+    yield set_size
+    r.config_set("stream-node-max-entries", 100)
+
+
+@pytest.mark.parametrize("size", [7, 10, 100])
+def test_xtrim_approx_removes_whole_nodes(r, node_size, size):
+    node_size(size)
+    for count in (25, 250):
+        for maxlen in (0, 15, 130):
+            for limit in (None, 0, 5, 25):
+                r.delete("s")
+                p = r.pipeline(transaction=False)
+                for i in range(1, count + 1):
+                    p.xadd("s", {"f": "v"}, id=f"{i}-1")
+                p.execute()
+                model = NodeModel(size)
+                for i in range(1, count + 1):
+                    model.add(i)
+                args = ["XTRIM", "s", "MAXLEN", "~", maxlen]
+                args += [] if limit is None else ["LIMIT", limit]
+                case = (count, maxlen, limit)
+                assert r.execute_command(*args) == model.trim(maxlen=maxlen, limit=limit), case
+                assert r.xlen("s") == len(model.ids), case
+        # MINID ~ after exact trims (which cut into the first node)
+        r.delete("s")
+        model = NodeModel(size)
+        for i in range(1, 60):
+            r.xadd("s", {"f": "v"}, id=f"{i}-1")
+            model.add(i)
+        assert r.xtrim("s", maxlen=53, approximate=False) == model.trim(maxlen=53, approx=False)
+        for minid in (5, 11, 12, 30, 45):
+            assert r.execute_command("XTRIM", "s", "MINID", "~", minid) == model.trim(minid=minid)
+        assert r.execute_command("XTRIM", "s", "MINID", "~", 59, "LIMIT", 8) == model.trim(
+            minid=59, limit=8)
+        assert r.xlen("s") == len(model.ids)
+
+
+@pytest.mark.parametrize("size", [7, 10])
+def test_xadd_maxlen_approx_lengths_follow_the_nodes(r, node_size, size):
+    node_size(size)
+    model = NodeModel(size)
+    lengths, expected = [], []
+    for i in range(1, 61):
+        r.execute_command("XADD", "s", "MAXLEN", "~", 20, f"{i}-1", "f", "v")
+        model.add(i)
+        model.trim(maxlen=20)
+        lengths.append(r.xlen("s"))
+        expected.append(len(model.ids))
+    for i in range(61, 91):
+        limit = 3 if i % 2 else 20
+        r.execute_command("XADD", "s", "MAXLEN", "~", 5, "LIMIT", limit, f"{i}-1", "f", "v")
+        model.add(i)
+        model.trim(maxlen=5, limit=limit)
+        lengths.append(r.xlen("s"))
+        expected.append(len(model.ids))
+    assert lengths == expected
+    assert max(lengths[:60]) == 20 + size - 1  # grows by a node, then drops one
