@@ -161,13 +161,14 @@ void Tick() {
   }
 }
 
-// The store's write hook: `key` now holds a value of `type`.
-void OnShardWrite(void* arg, std::string_view key, ValueType type) {
+// The store's write hook: `key` now holds a value of `type`, or was deleted.
+void OnShardWrite(void* arg, std::string_view key, ValueType type, bool deleted) {
   Shard& shard = *static_cast<Shard*>(arg);
-  OnListKeyWritten(shard, key, type);
-  // A stream replaced by another type (SET over it, DEL then a push in one EXEC): its blocked
-  // XREADGROUP readers fail as in Redis; XREAD readers look and block again.
-  if (type != ValueType::kStream) SignalStreamReady(shard, key);
+  if (!deleted) OnListKeyWritten(shard, key, type);
+  // A stream deleted (DEL, RENAME, MOVE...) or replaced by another type (SET over it, DEL then
+  // a push in one EXEC): its blocked XREADGROUP readers fail as in Redis; XREAD readers look
+  // and block again.
+  if (deleted || type != ValueType::kStream) SignalStreamReady(shard, key);
 }
 
 // Runs fn(shard, key) on the worker of each key the command waits on, in turn. `fn` is a named

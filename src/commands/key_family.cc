@@ -55,8 +55,6 @@ Task Del(Context& ctx) {
         WriteResult w = co_await st.Delete(plan.keys()[i], ctx.now_ms, &existed);
         if (!w.ok()) error = w.error;
         if (existed) ++count;
-        // XREADGROUP readers blocked on a deleted stream fail at once, as in Redis.
-        if (existed) SignalStreamReady(ctx.shards->at(s), plan.keys()[i]);
       }
     });
   }

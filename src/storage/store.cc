@@ -267,7 +267,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     WriteResult r = co_await AppendLarge(key, fp, type, value, expire_ms, loc_out);
     if (watched) NoteKeyChanged(key);
     if (watched && !tombstone && r.ok() && write_hook_ != nullptr) {
-      write_hook_(write_hook_arg_, key, type);
+      write_hook_(write_hook_arg_, key, type, false);
     }
     co_return r;
   }
@@ -339,8 +339,9 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
   }
   ++stats_.dirty;
   if (effect != Effect::kMarkerCopy && !(flags & kRecordRelocated)) NoteKeyChanged(key);
-  if (effect == Effect::kInstall && !(flags & kRecordRelocated) && write_hook_ != nullptr) {
-    write_hook_(write_hook_arg_, key, type);
+  if ((effect == Effect::kInstall || tombstone) && !(flags & kRecordRelocated) &&
+      write_hook_ != nullptr) {
+    write_hook_(write_hook_arg_, key, type, tombstone);
   }
   if (sync_ == SyncPolicy::kAlways) {
     bool durable = co_await log_.WaitDurable(seq);

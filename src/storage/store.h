@@ -228,9 +228,11 @@ class Store {
   const ChunkRegistry& chunks() const { return chunks_; }
   // WATCH: set only while some client watches a key of this shard, so a write pays one branch.
   void set_key_observer(KeyObserver* o) { key_observer_ = o; }
-  // Told, synchronously inside the write, of every value a write leaves at a key (not deletions,
-  // not relocations): blocked clients are served from it (commands/list_wait.h).
-  using WriteHook = void (*)(void* arg, std::string_view key, ValueType type);
+  // Told, synchronously inside the write, of every value a write leaves at a key (not
+  // relocations) and of every deletion of a key (`deleted`; `type` then means nothing; not
+  // expiry): blocked clients are served from it (commands/list_wait.h), and XREADGROUP readers
+  // of a stream that goes fail (blocking/stream_blocking.cc).
+  using WriteHook = void (*)(void* arg, std::string_view key, ValueType type, bool deleted);
   void set_write_hook(WriteHook hook, void* arg) {
     write_hook_ = hook;
     write_hook_arg_ = arg;

@@ -221,6 +221,8 @@ def _multi(c, *cmds):
     ("del", STREAM_GONE),
     ("unlink", STREAM_GONE),
     ("set", STREAM_GONE),
+    ("rename", STREAM_GONE),
+    ("rename_over", STREAM_GONE),
     ("flushall", STREAM_GONE),
     ("multi_del_set", STREAM_GONE),
     ("multi_del_lpush", STREAM_GONE),
@@ -235,6 +237,11 @@ def test_xreadgroup_reader_fails_when_its_stream_goes(mserver, how, expected):
             c.execute_command(how.upper(), key)
         elif how == "set":
             c.set(key, "v")
+        elif how == "rename":
+            c.rename(key, key + ":new")
+        elif how == "rename_over":
+            c.set("{%s}x" % key, "1")  # same slot, so RENAME is allowed everywhere
+            c.rename("{%s}x" % key, key)
         elif how == "flushall":
             c.flushall()
         elif how == "multi_del_set":
