@@ -345,6 +345,41 @@ def test_bzmpop_does_not_block_on_its_other_arguments(mserver):
     conn.close()
 
 
+BAD_ARGS = [
+    (("BZMPOP", 0, 1, "z", "MIN", "COUNT", 0), "ERR count should be greater than 0"),
+    (("BZMPOP", 0, 1, "z", "MIN", "COUNT", "abc"), "ERR count should be greater than 0"),
+    (("BZMPOP", 0, 1, "z", "MIN", "COUNT"), "ERR syntax error"),
+    (("BZMPOP", 0, 1, "z", "MIN", "COUNT", 1, "COUNT", 2), "ERR syntax error"),
+    (("BZMPOP", 0, 1, "z", "foo"), "ERR syntax error"),
+    (("BZMPOP", 0, 2, "z", "MIN"), "ERR syntax error"),
+    (("BZMPOP", 0, 3, "a", "b", "MIN"), "ERR syntax error"),
+    (("BZMPOP", 0, 1, "z", "MIN", "extra"), "ERR syntax error"),
+    (("BZMPOP", 0, 0, "z", "MIN"), "ERR numkeys should be greater than 0"),
+    (("BZMPOP", 0, "x", "z", "MIN"), "ERR numkeys should be greater than 0"),
+    (("BZMPOP", -1, 1, "z", "MIN"), "ERR timeout is negative"),
+    (("BZMPOP", "abc", 1, "z", "MIN"), "ERR timeout is not a float or out of range"),
+    (("BLMPOP", 0, 1, "l", "LEFT", "COUNT", 0), "ERR count should be greater than 0"),
+    (("BLMPOP", 0, 2, "l", "LEFT"), "ERR syntax error"),
+    (("BLMPOP", 0, 1, "l", "up"), "ERR syntax error"),
+    (("BZPOPMIN", "z", "-1"), "ERR timeout is negative"),
+    (("BLMOVE", "a", "b", "up", "LEFT", 0), "ERR syntax error"),
+    (("XREAD", "BLOCK", -1, "STREAMS", "s", "$"), "ERR timeout is negative"),
+    (("XREAD", "BLOCK", 0, "COUNT", "x", "STREAMS", "s", "$"),
+     "ERR value is not an integer or out of range"),
+    (("XREAD", "BLOCK", 0, "STREAMS", "s", "bad-id"),
+     "ERR Invalid stream ID specified as stream command argument"),
+    (("XREADGROUP", "GROUP", "g", "c", "BLOCK", 0, "STREAMS", "s", ">"),
+     "NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option"),
+]
+
+
+def test_bad_arguments_answer_at_once_without_blocking(r, raw):
+    conn = raw(timeout=2)  # a command that blocked instead would fail on this timeout
+    for cmd, error in BAD_ARGS:
+        assert conn.cmd(*cmd) == RespError(error), cmd
+    assert blocked_count(r) == 0
+
+
 # --------------------------------------------------------------------------- CLIENT REPLY OFF
 
 
