@@ -171,6 +171,11 @@ void OnShardWrite(void* arg, std::string_view key, ValueType type, bool deleted)
   if (deleted || type != ValueType::kStream) SignalStreamReady(shard, key);
 }
 
+// The store's expire hook: an expired stream's XREADGROUP readers fail, as on a deletion.
+void OnShardExpire(uint64_t fp, ValueType type) {
+  if (type == ValueType::kStream) SignalStreamExpired(fp);
+}
+
 // Runs fn(shard, key) on the worker of each key the command waits on, in turn. `fn` is a named
 // lambda of the caller: a temporary in a co_await operand trips GCC 12 (see below).
 template <typename Fn>
@@ -321,6 +326,7 @@ uint64_t ListBlockedClients() { return blocked_total.load(std::memory_order_rela
 void StartListBlocking(Worker* w, Shard* shard) {
   w->AddTimer(kTickUs, &Tick);
   shard->store.set_write_hook(&OnShardWrite, shard);
+  shard->store.set_expire_hook(&OnShardExpire);
 }
 
 void TrackBlockedWaiter(std::shared_ptr<ListWaiter> w) {

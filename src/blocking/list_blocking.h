@@ -32,7 +32,7 @@ uint64_t ListBlockedClients();
 
 // Adds the worker's timer that times out blocked clients and notices their hang-ups, and the
 // shard's write hook that serves them (and wakes the stream readers of a key whose stream was
-// replaced by another type).
+// deleted or replaced by another type) and expire hook (a stream that expired).
 void StartListBlocking(Worker* w, Shard* shard);
 
 // On the client's home worker: ends the wait of the client `client_id` if it is blocked here

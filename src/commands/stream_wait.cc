@@ -4,6 +4,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "storage/index.h"
+
 namespace lavik {
 namespace {
 
@@ -33,6 +35,12 @@ void SignalStreamReady(Shard&, std::string_view key) {
   if (queues.empty()) return;  // the common case: nobody blocks on this worker
   auto it = queues.find(std::string(key));
   if (it != queues.end()) WakeAll(it->second);
+}
+
+void SignalStreamExpired(uint64_t fp) {
+  for (const auto& [key, q] : queues) {
+    if (Index::Fingerprint(key) == fp) WakeAll(q);
+  }
 }
 
 void SignalAllStreamWaiters() {

@@ -146,6 +146,7 @@ void Store::ExpireEntry(uint64_t fp, uint64_t l) {
   // A large record is alone in its run: only older segments can hold older versions.
   tombstones_[l] = IsLarge(l) ? seg_seq : seg_seq + 1;
   ++stats_.expired_keys;
+  if (expire_hook_ != nullptr) expire_hook_(fp, loc::Type(l));
 }
 
 KeyInfo Store::Lookup(std::string_view key, int64_t now_ms) {

@@ -237,6 +237,10 @@ class Store {
     write_hook_ = hook;
     write_hook_arg_ = arg;
   }
+  // Told of every key that expires (lazily or actively), by fingerprint: the store expires
+  // without reading the key's name. Runs on the shard's worker, inside the expiring call.
+  using ExpireHook = void (*)(uint64_t fp, ValueType type);
+  void set_expire_hook(ExpireHook hook) { expire_hook_ = hook; }
   KeyObserver* key_observer() const { return key_observer_; }
 
  private:
@@ -304,6 +308,7 @@ class Store {
   KeyObserver* key_observer_ = nullptr;
   WriteHook write_hook_ = nullptr;
   void* write_hook_arg_ = nullptr;
+  ExpireHook expire_hook_ = nullptr;
   size_t internal_records_ = 0;  // index entries of type kChunk
   ChunkRegistry chunks_;
   bool chunk_sweep_running_ = false;

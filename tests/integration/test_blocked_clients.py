@@ -223,6 +223,7 @@ def _multi(c, *cmds):
     ("set", STREAM_GONE),
     ("rename", STREAM_GONE),
     ("rename_over", STREAM_GONE),
+    ("expire", STREAM_GONE),
     ("flushall", STREAM_GONE),
     ("multi_del_set", STREAM_GONE),
     ("multi_del_lpush", STREAM_GONE),
@@ -242,6 +243,10 @@ def test_xreadgroup_reader_fails_when_its_stream_goes(mserver, how, expected):
         elif how == "rename_over":
             c.set("{%s}x" % key, "1")  # same slot, so RENAME is allowed everywhere
             c.rename("{%s}x" % key, key)
+        elif how == "expire":
+            c.pexpire(key, 30)
+            time.sleep(0.06)
+            c.exists(key)  # expires it now if the active cycle has not yet
         elif how == "flushall":
             c.flushall()
         elif how == "multi_del_set":
