@@ -151,6 +151,7 @@ bool ParseWantsOrReply(Context& ctx, const ReadArgs& a, std::vector<KeyWant>* wa
 }
 
 struct KeyOutcome {
+  bool skip = false;  // a woken XREAD whose key is no stream now: nothing to read, block again
   std::string error;
   std::string reply;  // this key's part of the reply (RESP2: with its 2-element array header)
   bool served = false;
@@ -161,6 +162,19 @@ struct KeyOutcome {
 // or the group went away meanwhile.
 Task CheckKey(Store& st, Context& ctx, const ReadArgs& a, size_t i, bool woken, KeyWant* want,
               KeyOutcome* out) {
+  if (woken) {
+    // The key was replaced by another type while the reader waited (SET, DEL and a push in one
+    // EXEC): Redis fails a group reader and lets an XREAD reader wait on.
+    const KeyInfo info = st.Lookup(a.keys[i], ctx.now_ms);
+    if (info.exists && info.type != ValueType::kStream) {
+      if (a.group_mode) {
+        out->error = "UNBLOCKED the stream key no longer exists";
+      } else {
+        out->skip = true;
+      }
+      co_return;
+    }
+  }
   StreamRead r;
   if (!co_await ReadStream(st, a.keys[i], ctx.now_ms, true, &r, &out->error)) co_return;
   if (a.group_mode && woken && !r.info.exists) {
@@ -328,6 +342,7 @@ Task ReadCommand(Context& ctx, bool group_mode) {
     }
     size_t served = 0;
     for (size_t i = 0; i < a.keys.size() && error.empty(); ++i) {
+      if (outs[i].skip) continue;
       co_await plan.Run(plan.shard_of(i), [&, i](Store& st) -> Task {
         if (group_mode) {
           co_await ServeGroupRead(st, ctx, a, i, wants[i], &outs[i]);
@@ -345,6 +360,7 @@ Task ReadCommand(Context& ctx, bool group_mode) {
       w->home = Worker::Current();
       w->deadline_ms = deadline;
       w->fd = ctx.client->conn->fd();
+      w->client_id = ctx.client_id;
       for (size_t i = 0; i < a.keys.size(); ++i) {
         co_await plan.On(plan.shard_of(i), [&, i](Store&) { QueueStreamWaiter(a.keys[i], w); });
       }
@@ -377,7 +393,7 @@ Task ReadCommand(Context& ctx, bool group_mode) {
                        [&, i](Store&) { DequeueStreamWaiter(a.keys[i], w.get()); });
     }
     if (outcome != ListWaiter::Outcome::kWoken) {
-      ctx.reply->NullArray();  // timed out, or the client is gone and reads nothing
+      ReplyWaitEnded(ctx, outcome);
       co_return;
     }
     ctx.now_ms = NowMs();  // the retry delivers at its own time

@@ -58,8 +58,6 @@ Task Del(Context& ctx) {
         if (!w.ok()) error = w.error;
         if (existed) ++count;
         if (existed) NotifyKeyspaceEvent(kNotifyGeneric, "del", plan.keys()[i]);
-        // XREADGROUP readers blocked on a deleted stream fail at once, as in Redis.
-        if (existed) SignalStreamReady(ctx.shards->at(s), plan.keys()[i]);
       }
     });
   }
@@ -494,7 +492,10 @@ Task FlushEverything(Context& ctx, std::string_view name, std::string* error) {
     *error = "ERR " + std::string(name) + " failed: " + *error;
   }
   for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [&](Store& st) { st.ReleaseFlushed(flush_seq); });
+    co_await OnShard(ctx, s, [&](Store& st) {
+      st.ReleaseFlushed(flush_seq);
+      SignalAllStreamWaiters();  // blocked XREADGROUP readers fail, as in Redis
+    });
   }
 }
 
@@ -508,6 +509,7 @@ Task FlushOneDb(Context& ctx, std::string* error) {
       bool ok = false;
       co_await st.FlushDb(ctx.db, &ok);
       if (!ok && error->empty()) *error = "ERR FLUSHDB failed: " + st.log().error();
+      SignalAllStreamWaiters();  // blocked XREADGROUP readers of the database fail
     });
   }
   if (error->empty() && !first.file().SetDbFlushSeq(ctx.db, flush_seq, error)) {

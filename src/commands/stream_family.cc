@@ -48,14 +48,17 @@ std::string_view NextXAddId(const TrimArgs& a, StreamId last, StreamId* id) {
   return *id <= last ? kErrXAddTooSmall : std::string_view();
 }
 
-// Whether XADD's MAXLEN leaves a stream of `length` entries (the new one included) as it is.
-bool MaxLenKeepsAll(const TrimArgs& a, uint64_t length) {
+// Whether XADD's MAXLEN leaves a stream of `length` entries (the new one included, the
+// `entries_added`-th) as it is.
+bool MaxLenKeepsAll(const TrimArgs& a, uint64_t length, uint64_t entries_added) {
   if (a.strategy == TrimArgs::Strategy::kNone) return true;
   if (a.strategy != TrimArgs::Strategy::kMaxLen) return false;
   const auto maxlen = static_cast<uint64_t>(a.maxlen);
   if (length <= maxlen) return true;
-  // "~" removes whole nodes only (TrimStream), and no more than LIMIT allows.
-  return a.approx && (length - maxlen < 100 || (a.limit > 0 && a.limit < 100));
+  if (!a.approx) return false;
+  // "~" removes whole nodes only (TrimStream): not even the first one here.
+  const uint64_t first = FirstNodeEntries(a, length, entries_added);
+  return length - first < maxlen || (a.limit > 0 && first > static_cast<uint64_t>(a.limit));
 }
 
 // XADD that trims nothing: appends without decoding the entries (AppendStreamValue: a chunked
@@ -88,13 +91,13 @@ Task XAddAppend(Context& ctx, const TrimArgs& a, size_t field_pos, bool* decode)
       ctx.reply->Null();
       co_return;
     }
-    uint64_t length = 0;
+    uint64_t length = 0, added = 0;
     StreamId last;
-    if (info.exists && !StreamLengthAndLast(bytes, &length, &last)) {
+    if (info.exists && !StreamLengthAndLast(bytes, &length, &last, &added)) {
       ctx.reply->Error(kErrCorrupt);
       co_return;
     }
-    if (!MaxLenKeepsAll(a, length + 1)) {
+    if (!MaxLenKeepsAll(a, length + 1, added + 1)) {
       *decode = true;
       co_return;
     }

@@ -52,6 +52,9 @@ inline constexpr std::string_view kErrTimeoutNotFloat =
 inline constexpr std::string_view kErrTimeoutNotInteger =
     "ERR timeout is not an integer or out of range";
 inline constexpr std::string_view kErrTimeoutNegative = "ERR timeout is negative";
+// What a blocked client reads when CLIENT UNBLOCK id ERROR ends its wait.
+inline constexpr std::string_view kErrUnblockedByClient =
+    "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 // HyperLogLog: a string that is not an HLL, and an HLL whose sparse runs do not add up.
 inline constexpr std::string_view kErrNotHll =
     "WRONGTYPE Key is not a valid HyperLogLog string value.";

@@ -6,6 +6,7 @@
 #include "acl/acl.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "blocking/list_blocking.h"
 #include "config/config_registry.h"
 #include "pubsub/pubsub_client.h"
 #include "runtime/worker.h"
@@ -168,6 +169,9 @@ void ClientHub::OnQueryBufferLimit(ClientState* cl) {
 
 void ClientHub::Kill(ClientState* cl) {
   cl->conn->Abort();
+  // Blocked in BLPOP, XREAD...: end the wait now (no reply), or the connection would stay open
+  // until the command's timeout, since only a hang-up of the peer ends a wait early.
+  if (cl->pending) EndBlockedWait(cl->id, ListWaiter::Outcome::kGone);
   if (cl->paused) {
     // Its command never runs: end the wait now so the connection can close.
     PerWorker& pw = workers_[cl->conn->worker()->id()];

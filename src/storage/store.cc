@@ -159,6 +159,7 @@ void Store::ExpireEntry(uint64_t fp, uint64_t l, const std::string_view* key) {
   // A large record is alone in its run: only older segments can hold older versions.
   tombstones_[l] = IsLarge(l) ? seg_seq : seg_seq + 1;
   ++stats_.expired_keys;
+  if (expire_hook_ != nullptr) expire_hook_(fp, loc::Type(l));
 }
 
 void Store::ReportCreate(uint64_t fp, std::string_view key, ValueType type) {
@@ -300,7 +301,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     WriteResult r = co_await AppendLarge(key, fp, type, value, expire_ms, loc_out);
     if (watched) NoteKeyChanged(key);
     if (watched && !tombstone && r.ok() && write_hook_ != nullptr) {
-      write_hook_(write_hook_arg_, key, type);
+      write_hook_(write_hook_arg_, key, type, false);
     }
     co_return r;
   }
@@ -375,8 +376,9 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
   }
   ++stats_.dirty;
   if (effect != Effect::kMarkerCopy && !(flags & kRecordRelocated)) NoteKeyChanged(key);
-  if (effect == Effect::kInstall && !(flags & kRecordRelocated) && write_hook_ != nullptr) {
-    write_hook_(write_hook_arg_, key, type);
+  if ((effect == Effect::kInstall || tombstone) && !(flags & kRecordRelocated) &&
+      write_hook_ != nullptr) {
+    write_hook_(write_hook_arg_, key, type, tombstone);
   }
   if (sync_ == SyncPolicy::kAlways) {
     bool durable = co_await log_.WaitDurable(seq);

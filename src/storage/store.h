@@ -248,13 +248,19 @@ class Store {
   const ChunkRegistry& chunks() const { return chunks_; }
   // WATCH: set only while some client watches a key of this shard, so a write pays one branch.
   void set_key_observer(KeyObserver* o) { key_observer_ = o; }
-  // Told, synchronously inside the write, of every value a write leaves at a key (not deletions,
-  // not relocations): blocked clients are served from it (commands/list_wait.h).
-  using WriteHook = void (*)(void* arg, std::string_view key, ValueType type);
+  // Told, synchronously inside the write, of every value a write leaves at a key (not
+  // relocations) and of every deletion of a key (`deleted`; `type` then means nothing; not
+  // expiry): blocked clients are served from it (commands/list_wait.h), and XREADGROUP readers
+  // of a stream that goes fail (blocking/stream_blocking.cc).
+  using WriteHook = void (*)(void* arg, std::string_view key, ValueType type, bool deleted);
   void set_write_hook(WriteHook hook, void* arg) {
     write_hook_ = hook;
     write_hook_arg_ = arg;
   }
+  // Told of every key that expires (lazily or actively), by fingerprint: the store expires
+  // without reading the key's name. Runs on the shard's worker, inside the expiring call.
+  using ExpireHook = void (*)(uint64_t fp, ValueType type);
+  void set_expire_hook(ExpireHook hook) { expire_hook_ = hook; }
   KeyObserver* key_observer() const { return key_observer_; }
 
  private:
@@ -332,6 +338,7 @@ class Store {
   KeyObserver* key_observer_ = nullptr;
   WriteHook write_hook_ = nullptr;
   void* write_hook_arg_ = nullptr;
+  ExpireHook expire_hook_ = nullptr;
   size_t internal_records_ = 0;                     // index entries of type kChunk
   std::array<size_t, kMaxDatabases> db_keys_{};     // client keys per physical database
   std::array<size_t, kMaxDatabases> db_expires_{};  // TTL entries per physical database
