@@ -13,6 +13,7 @@ class Acl;
 class CommandTable;
 class Observability;
 class PubSub;
+class Tracking;
 class Worker;
 struct WorkerStats;
 
@@ -23,6 +24,7 @@ struct Services {
   std::vector<Worker*> workers;            // by worker id
   std::vector<WorkerStats*> worker_stats;  // by worker id
   PubSub* pubsub = nullptr;
+  Tracking* tracking = nullptr;  // client-side caching (tracking/tracking.h)
   Observability* observability = nullptr;
   const CommandTable* commands = nullptr;  // scripts look up redis.call's commands here
   const Acl* acl = nullptr;                // and check them against the client's user

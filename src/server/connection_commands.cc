@@ -19,6 +19,7 @@
 #include "server/client_hub.h"
 #include "server/command_registry.h"
 #include "server/server.h"
+#include "tracking/tracking.h"
 
 namespace lavik {
 namespace {
@@ -313,6 +314,18 @@ const CommandSpec kClientSubcommands[] = {
      "Sets the client eviction mode of the connection.", "7.0.0"},
     {"client|reply", 3, kConn | kCmdNoScript, 0, 0, 0, &ClientReplyCommand, "@slow @connection",
      "connection", "Instructs the server whether to reply to commands.", "3.2.0"},
+    {"client|tracking", -3, kConn | kCmdNoScript, 0, 0, 0, &ClientTrackingCommand,
+     "@slow @connection", "connection",
+     "Enable or disable server assisted client side caching support", "6.0.0"},
+    {"client|caching", 3, kConn | kCmdNoScript, 0, 0, 0, &ClientCachingCommand, "@slow @connection",
+     "connection", "Instruct the server about tracking or not keys in the next request", "6.0.0"},
+    {"client|getredir", 2, kConn | kCmdNoScript, 0, 0, 0, &ClientGetRedirCommand,
+     "@slow @connection", "connection", "Get tracking notifications redirection client ID if any",
+     "6.0.0"},
+    {"client|trackinginfo", 2, kConn | kCmdNoScript, 0, 0, 0, &ClientTrackingInfoCommand,
+     "@slow @connection", "connection",
+     "Return information about server assisted client side caching for the current connection",
+     "6.2.0"},
     {"client|help", 2, kConn, 0, 0, 0, &ClientHelp, "@slow @connection", "connection",
      "Returns helpful text about the different subcommands.", "5.0.0"},
 };

@@ -516,6 +516,7 @@ void Store::Clear() {
 Task Store::PrepareFlush(bool* ok) {
   co_await log_.FlushAndSync(ok);
   if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this);
+  if (tracking_observer_ != nullptr) tracking_observer_->BeforeFlush(*this);
   for (const auto& [l, len] : large_lens_)
     flushed_runs_.emplace_back(file_->SegmentOf(loc::Offset(l)), RunLength(len));
   Clear();

@@ -88,7 +88,8 @@ struct WriteResult {
 
 class Store;
 
-// Told about the keys writes change, for WATCH (transaction/transaction.h). Relocations by defrag
+// Told about the keys writes change, for WATCH (transaction/transaction.h) and client-side
+// caching (tracking/tracking.h). Relocations by defrag
 // and expiry are not changes (an expired watched key is caught by its TTL at EXEC). Runs on the
 // store's worker, synchronously inside the write.
 class KeyObserver {
@@ -236,6 +237,9 @@ class Store {
     write_hook_arg_ = arg;
   }
   KeyObserver* key_observer() const { return key_observer_; }
+  // Client-side caching (tracking/tracking.h): a second observer, set only while the worker
+  // tracks keys, prefixes or clients.
+  void set_tracking_observer(KeyObserver* o) { tracking_observer_ = o; }
 
  private:
   struct Ttl {
@@ -273,6 +277,7 @@ class Store {
   uint32_t RunLength(uint64_t record_len) const;
   void NoteKeyChanged(std::string_view key) {
     if (key_observer_ != nullptr) key_observer_->KeyChanged(key);
+    if (tracking_observer_ != nullptr) tracking_observer_->KeyChanged(key);
   }
 
   const uint32_t shard_;
@@ -300,6 +305,7 @@ class Store {
   bool defrag_paused_ = false;
   int64_t cache_mb_applied_ = -1;
   KeyObserver* key_observer_ = nullptr;
+  KeyObserver* tracking_observer_ = nullptr;
   WriteHook write_hook_ = nullptr;
   void* write_hook_arg_ = nullptr;
   size_t internal_records_ = 0;  // index entries of type kChunk
