@@ -131,6 +131,7 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
         return nullptr;
       });
   services_.tracking = tracking_.get();
+  services_.track_held = &TrackHeldCommand;
   if (const std::string* v = registry_.Value("tracking-table-max-keys")) {
     tracking_->set_max_keys(std::strtoull(v->c_str(), nullptr, 10));
   }

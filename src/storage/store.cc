@@ -132,6 +132,7 @@ void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
 }
 
 void Store::ExpireEntry(uint64_t fp, uint64_t l) {
+  if (tracking_observer_ != nullptr) tracking_observer_->KeyExpired(fp);
   index_.Erase(fp, nullptr);
   CountInternal(l, 0);
   if (roots_unknown_ && IsChunkableType(loc::Type(l)) && !chunks_.known(fp)) {

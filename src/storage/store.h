@@ -97,6 +97,9 @@ class KeyObserver {
   virtual void KeyChanged(std::string_view key) = 0;
   // FLUSHALL is about to drop every key of `store` (its keys can still be looked up).
   virtual void BeforeFlush(Store& store) = 0;
+  // The key with this fingerprint expired (lazily or actively); only the tracking observer
+  // cares (a watched key's expiry is caught by its TTL at EXEC).
+  virtual void KeyExpired(uint64_t /*fp*/) {}
 
  protected:
   ~KeyObserver() = default;

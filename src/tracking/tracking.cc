@@ -15,6 +15,7 @@
 #include "runtime/shard_hop.h"
 #include "runtime/worker.h"
 #include "storage/chunk_format.h"
+#include "storage/index.h"
 #include "storage/store.h"
 
 namespace lavik {
@@ -99,6 +100,8 @@ struct Tracking::PerWorker final : KeyObserver {
   // This shard's tracked keys (stored form) → the clients that read them.
   std::unordered_map<std::string, std::vector<Sub>, StringHash, std::equal_to<>> table;
   uint64_t items = 0;
+  // The table's keys by index fingerprint: an expiry is reported by fingerprint.
+  std::unordered_map<uint64_t, const std::string*> by_fp;
   std::map<std::string, Prefix> prefixes;  // a full copy on every worker
   bool bcast_pending = false;
   std::unordered_map<uint64_t, ClientState*> local;  // this worker's clients with a state
@@ -110,6 +113,7 @@ struct Tracking::PerWorker final : KeyObserver {
 
   void KeyChanged(std::string_view key) override { owner->KeyChangedOn(w, key); }
   void BeforeFlush(Store&) override { owner->FlushOn(w); }
+  void KeyExpired(uint64_t fp) override { owner->KeyExpiredOn(w, fp); }
   void Publish() {
     keys_stat.store(table.size(), std::memory_order_relaxed);
     items_stat.store(items, std::memory_order_relaxed);
@@ -271,11 +275,15 @@ TaskOf<int> Tracking::Locate(uint64_t id) {
   co_return found;
 }
 
+bool Tracking::WantsKeys(const TrackingClient& t, const CommandSpec& spec, bool caching) {
+  return t.on && !t.bcast && (spec.flags & kCmdReadOnly) && !(spec.flags & kCmdPubSub) &&
+         !(t.optin && !caching) && !(t.optout && caching);
+}
+
 bool Tracking::ShouldRemember(ClientState* cl, const CommandSpec& spec) {
   TrackingClient& t = *cl->tracking;
-  const bool remember = t.on && !t.bcast && (spec.flags & kCmdReadOnly) &&
-                        !(spec.flags & kCmdPubSub) && !(t.optin && !t.caching) &&
-                        !(t.optout && t.caching);
+  const bool remember = WantsKeys(t, spec, t.caching);
+  t.held_caching = t.caching;  // for the commands an EXEC or a script runs
   // CLIENT CACHING holds for the next command only; MULTI and CLIENT ... keep it (Redis clears
   // it in resetClient unless the client is in MULTI or ran a CLIENT subcommand).
   if (spec.name != "multi" && !spec.name.starts_with("client|")) t.caching = false;
@@ -318,10 +326,21 @@ void Tracking::Remember(int w, ShardSet& shards, const CommandSpec& spec,
   }
 }
 
+void TrackHeldCommand(const Services& services, ShardSet& shards, ClientState* client,
+                      const CommandSpec& spec, std::span<const std::string_view> args) {
+  const TrackingClient& t = *client->tracking;
+  if (!Tracking::WantsKeys(t, spec, t.held_caching)) return;
+  const int home = client->conn->worker()->id();
+  services.tracking->Remember(home, shards, spec, args, client->id, home);
+}
+
 void Tracking::RememberKeyOn(int w, std::string_view stored_key, uint64_t client_id, int home) {
   PerWorker& pw = workers_[w];
   auto it = pw.table.find(stored_key);
-  if (it == pw.table.end()) it = pw.table.emplace(std::string(stored_key), 0).first;
+  if (it == pw.table.end()) {
+    it = pw.table.emplace(std::string(stored_key), 0).first;
+    pw.by_fp[Index::Fingerprint(stored_key)] = &it->first;
+  }
   std::vector<Sub>& subs = it->second;
   bool present = false;
   for (const Sub& s : subs) present = present || s.id == client_id;
@@ -347,13 +366,29 @@ void Tracking::EvictOn(int w) {
     const size_t buckets = pw.table.bucket_count();
     size_t b = pw.rnd % buckets;
     while (pw.table.bucket_size(b) == 0) b = (b + 1) % buckets;
-    const std::string key = pw.table.begin(b)->first;
-    auto it = pw.table.find(key);
-    const std::string payload = OneKeyArray(ClientKey(key));
-    for (const Sub& s : it->second) Send(w, s.home, Note{NoteKind::kKey, s.id, 0}, payload);
-    pw.items -= it->second.size();
-    pw.table.erase(it);
+    Forget(w, std::string(pw.table.begin(b)->first), 0);
   }
+}
+
+// Sends the key's invalidation to every client that read it and drops the entry.
+void Tracking::Forget(int w, std::string_view stored_key, uint64_t writer) {
+  PerWorker& pw = workers_[w];
+  auto it = pw.table.find(stored_key);
+  if (it == pw.table.end()) return;
+  const std::string payload = OneKeyArray(ClientKey(stored_key));
+  for (const Sub& s : it->second) Send(w, s.home, Note{NoteKind::kKey, s.id, writer}, payload);
+  pw.items -= it->second.size();
+  auto f = pw.by_fp.find(Index::Fingerprint(stored_key));
+  if (f != pw.by_fp.end() && f->second == &it->first) pw.by_fp.erase(f);
+  pw.table.erase(it);
+}
+
+void Tracking::KeyExpiredOn(int w, uint64_t fp) {
+  PerWorker& pw = workers_[w];
+  auto f = pw.by_fp.find(fp);
+  if (f == pw.by_fp.end()) return;
+  Forget(w, std::string(*f->second), 0);  // an expiry has no writer (as Redis: NOLOOP ignores it)
+  Reattach(w);
 }
 
 void Tracking::KeyChangedOn(int w, std::string_view stored_key) {
@@ -369,14 +404,8 @@ void Tracking::KeyChangedOn(int w, std::string_view stored_key) {
       }
     }
   }
-  auto it = pw.table.find(stored_key);
-  if (it == pw.table.end()) return;
-  const std::string payload = OneKeyArray(ClientKey(stored_key));
-  for (const Sub& s : it->second) {
-    Send(w, s.home, Note{NoteKind::kKey, s.id, current_writer}, payload);
-  }
-  pw.items -= it->second.size();
-  pw.table.erase(it);
+  if (pw.table.empty()) return;
+  Forget(w, stored_key, current_writer);
   Reattach(w);
 }
 
@@ -388,6 +417,7 @@ void Tracking::FlushOn(int w) {
     if (cl->tracking != nullptr && cl->tracking->on) Send(w, w, Note{NoteKind::kNull, id, 0}, "");
   }
   pw.table.clear();
+  pw.by_fp.clear();
   pw.items = 0;
   Reattach(w);
 }

@@ -50,7 +50,8 @@ struct TrackingClient {
   bool optin = false;
   bool optout = false;
   bool noloop = false;
-  bool caching = false;  // CLIENT CACHING yes|no given for the next command
+  bool caching = false;       // CLIENT CACHING yes|no given for the next command
+  bool held_caching = false;  // `caching` as the running command (EXEC, a script) found it
   bool broken_redirect = false;
   uint64_t redirect = 0;  // 0: none
   int redirect_home = -1;
@@ -102,6 +103,9 @@ class Tracking {
   // clears CACHING once a command other than CLIENT ... ran outside MULTI.
   // (Commands queued in MULTI never get here: they keep it too.)
   static bool ShouldRemember(ClientState* cl, const CommandSpec& spec);
+  // Whether a command's keys are remembered, given the CACHING flag in force: its own for a
+  // command from the client, the EXEC's or script's for one they run.
+  static bool WantsKeys(const TrackingClient& t, const CommandSpec& spec, bool caching);
   // On worker w, before the command runs there: remembers its keys that w owns at once and posts
   // the others to their workers (a multi-shard read; they arrive before its own hops).
   void Remember(int w, ShardSet& shards, const CommandSpec& spec,
@@ -128,6 +132,8 @@ class Tracking {
   struct Note;
 
   void KeyChangedOn(int w, std::string_view stored_key);
+  void KeyExpiredOn(int w, uint64_t fp);
+  void Forget(int w, std::string_view stored_key, uint64_t writer);
   void FlushOn(int w);
   void AddPrefixOn(int w, const std::string& prefix, uint64_t id, int home, bool noloop);
   void RemovePrefixOn(int w, const std::string& prefix, uint64_t id);
@@ -147,6 +153,10 @@ class Tracking {
   std::atomic<int64_t> clients_{0};
   std::atomic<uint64_t> max_keys_{1000000};
 };
+
+// Services::track_held: a command EXEC or a script runs for `client` (at home, before it runs).
+void TrackHeldCommand(const Services& services, ShardSet& shards, ClientState* client,
+                      const CommandSpec& spec, std::span<const std::string_view> args);
 
 // CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO (tracking_commands.cc), registered in the
 // CLIENT container (server/connection_commands.cc).

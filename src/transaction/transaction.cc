@@ -289,6 +289,9 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
   c.now_ms = NowMs();
   c.client_id = exec.client_id;
   c.in_exec = true;
+  if (exec.client != nullptr && exec.client->tracking != nullptr && services.track_held) {
+    services.track_held(services, *exec.shards, exec.client, *spec, argv);  // CLIENT TRACKING
+  }
   if (spec->name == "monitor") {
     // Redis: a client inside EXEC expects one reply per command, so it cannot become a monitor.
     w->Error("ERR MONITOR isn't allowed for DENY BLOCKING client");

@@ -440,3 +440,36 @@ def test_command_info_of_the_subcommands(raw):
         assert sorted(i[2]) == ["loading", "noscript", "stale"]
         assert i[3:6] == [0, 0, 0]
         assert sorted(i[6]) == ["@connection", "@slow"]
+
+
+def test_reads_inside_exec_and_scripts_are_tracked(server, r):
+    t = tracker(server)
+    assert t.cmd("MULTI") == "OK"
+    assert t.cmd("GET", "in-exec") == "QUEUED"
+    assert t.cmd("EXEC") == [None]
+    assert t.cmd("EVAL", "return redis.call('get', KEYS[1])", 1, "in-script") is None
+    r.set("in-exec", "1")
+    r.set("in-script", "1")
+    assert sorted(wait_keys(t, [b"in-exec", b"in-script"])) == [b"in-exec", b"in-script"]
+
+
+def test_optin_caching_holds_through_multi(server, r):
+    t = tracker(server, "OPTIN")
+    assert t.cmd("CLIENT", "CACHING", "yes") == "OK"
+    assert t.cmd("MULTI") == "OK"
+    t.cmd("GET", "oa")
+    t.cmd("GET", "ob")
+    assert t.cmd("EXEC") == [None, None]
+    t.cmd("GET", "oc")  # CACHING ended with EXEC
+    r.mset({"oc": 1, "oa": 1, "ob": 1})
+    assert sorted(wait_keys(t, [b"oa", b"ob"])) == [b"oa", b"ob"]
+    assert quiet(t, 0.2) == []
+
+
+def test_expired_key_is_invalidated(server, r):
+    r.set("exp", "v", px=100)
+    t = tracker(server)
+    assert t.cmd("GET", "exp") == b"v"
+    time.sleep(0.15)
+    assert r.get("exp") is None  # expires it now (active expiry may have been first)
+    assert wait_keys(t, [b"exp"]) == [b"exp"]
