@@ -291,6 +291,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
 
 void Server::FinishCommand(ClientState* cl) {
   cl->pending = false;
+  if (cl->tracking != nullptr) tracking_->ReleaseHeld(cl);  // after the reply, as Redis
   Connection* c = cl->conn;
   if (cl->closed) {
     delete cl;

@@ -213,10 +213,10 @@ Task Tracking::Disable(ClientState* cl) {
   Reattach(home);
   const uint64_t id = cl->id;
   for (int w = 0; w < services_->worker_count() && !prefixes.empty(); ++w) {
+    // Even if the client leaves meanwhile: OnClose no longer knows these prefixes.
     co_await ShardHop(services_->workers[w], [&, w]() {
       for (const std::string& p : prefixes) RemovePrefixOn(w, p, id);
     });
-    if (cl->closed) co_return;
   }
 }
 
@@ -570,8 +570,15 @@ void Tracking::DeliverOne(int w, const Note& note, std::string_view payload) {
 void Tracking::Emit(ClientState* cl, std::string_view payload, bool via_redirect) {
   if (cl->closed || cl->conn->closing()) return;
   const bool subscribed = cl->pubsub != nullptr && cl->pubsub->subscribed();
-  std::string* out =
-      cl->pubsub != nullptr && cl->pubsub->in_flight ? &cl->pubsub->held : cl->conn->output();
+  std::string* out = cl->conn->output();
+  if (cl->pubsub != nullptr && cl->pubsub->in_flight) {
+    out = &cl->pubsub->held;
+  } else if (!via_redirect && cl->pending && cl->cmd_spec != nullptr &&
+             !(cl->cmd_spec->flags & kCmdBlocking)) {
+    // A command of this client is under way (a FLUSHALL or MSET across workers): as Redis, its
+    // invalidations follow its reply (ReleaseHeld, when it finishes).
+    out = &cl->tracking->held;
+  }
   if (cl->resp >= 3) {
     out->append(">2\r\n$10\r\ninvalidate\r\n");
   } else if (via_redirect && subscribed) {
@@ -581,6 +588,16 @@ void Tracking::Emit(ClientState* cl, std::string_view payload, bool via_redirect
   }
   out->append(payload);
   on_output_(cl);
+}
+
+void Tracking::ReleaseHeld(ClientState* cl) {
+  std::string& held = cl->tracking->held;
+  if (held.empty()) return;
+  if (!cl->closed) {
+    cl->conn->output()->append(held);
+    on_output_(cl);
+  }
+  held.clear();
 }
 
 uint64_t Tracking::total_keys() const {

@@ -56,6 +56,7 @@ struct TrackingClient {
   uint64_t redirect = 0;  // 0: none
   int redirect_home = -1;
   std::set<std::string> prefixes;  // BCAST, sorted as Redis lists them
+  std::string held;                // invalidations waiting for the running command's reply
 };
 
 // CLIENT TRACKING's options, parsed (tracking_commands.cc).
@@ -111,6 +112,9 @@ class Tracking {
   void Remember(int w, ShardSet& shards, const CommandSpec& spec,
                 std::span<const std::string_view> args, uint64_t client_id, int home);
   void RememberKeyOn(int w, std::string_view stored_key, uint64_t client_id, int home);
+  // A command of the client finished (its reply is written): invalidations that arrived
+  // meanwhile follow it now. Call only when cl->tracking is set.
+  void ReleaseHeld(ClientState* cl);
   // The client whose command runs now on this thread (for NOLOOP; 0: none/unknown).
   static void SetWriter(uint64_t client_id);
 

@@ -473,3 +473,20 @@ def test_expired_key_is_invalidated(server, r):
     time.sleep(0.15)
     assert r.get("exp") is None  # expires it now (active expiry may have been first)
     assert wait_keys(t, [b"exp"]) == [b"exp"]
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_own_multi_worker_write_gets_its_reply_first(spawn_server, threads):
+    srv = spawn_server(threads=threads)
+    keys = spread_keys(threads, "own")
+    for _ in range(threads):  # the tracking client on each worker in turn
+        t = tracker(srv)
+        for k in keys:
+            t.cmd("GET", k)
+        t.send_command("MSET", *[x for k in keys for x in (k, "1")])
+        assert t.reply_bytes() == b"+OK\r\n"
+        assert sorted(wait_keys(t, [k.encode() for k in keys])) == sorted(k.encode() for k in keys)
+        t.send_command("FLUSHALL")
+        assert t.reply_bytes() == b"+OK\r\n"
+        assert t.reply_bytes() == INV + b"_\r\n"
+        t.close()
