@@ -21,8 +21,7 @@
 namespace lavik {
 namespace {
 
-// The client whose command runs on this thread now (NOLOOP); 0 while none is known.
-thread_local uint64_t current_writer = 0;
+using tracking_internal::current_writer;
 
 // A batch this large leaves at once rather than at the end of the turn.
 constexpr size_t kMaxBatchBytes = size_t{1} << 20;
@@ -150,8 +149,6 @@ void Tracking::Reattach(int w) {
   pw.attached = want;
   pw.store->set_tracking_observer(want ? &pw : nullptr);
 }
-
-void Tracking::SetWriter(uint64_t client_id) { current_writer = client_id; }
 
 TrackingClient& Tracking::StateOf(ClientState* cl) {
   if (cl->tracking == nullptr) {

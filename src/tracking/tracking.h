@@ -37,6 +37,11 @@
 
 namespace lavik {
 
+namespace tracking_internal {
+// The client whose command runs on this thread now (NOLOOP); 0 while none is known.
+inline thread_local uint64_t current_writer = 0;
+}  // namespace tracking_internal
+
 class ClientState;
 class ShardSet;
 class Store;
@@ -116,7 +121,7 @@ class Tracking {
   // meanwhile follow it now. Call only when cl->tracking is set.
   void ReleaseHeld(ClientState* cl);
   // The client whose command runs now on this thread (for NOLOOP; 0: none/unknown).
-  static void SetWriter(uint64_t client_id);
+  static void SetWriter(uint64_t client_id) { tracking_internal::current_writer = client_id; }
 
   // End of worker w's loop turn (a turn hook, before the replies are flushed): BCAST messages
   // of the turn, then the turn's batches to every destination (this worker's own inline).
