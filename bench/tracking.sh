@@ -14,6 +14,8 @@
 # Environment (defaults in brackets):
 #   LAVIK_BIN [build/lavik]  LAVIK_THREADS [2]  TRACKERS [1000]  READS [10]  KEYS [10000]
 #   BENCH_REQUESTS [200000]  BENCH_CLIENTS [50]  PIPELINE [16]
+#   REREAD [1] (0: the trackers do not read invalidated keys again, so after the first write of
+#   each key the SETs find it untracked)
 #   SERVER_CPUS [all]  CLIENT_CPUS [all]  RESULTS_DIR [bench/results]
 # Output: a Markdown table on stdout and in RESULTS_DIR/tracking-<stamp>.md. Servers and the
 # tracker process are tracked by PID and stopped on every exit path.
@@ -30,6 +32,7 @@ KEYS=${KEYS:-10000}
 BENCH_REQUESTS=${BENCH_REQUESTS:-200000}
 BENCH_CLIENTS=${BENCH_CLIENTS:-50}
 PIPELINE=${PIPELINE:-16}
+REREAD=${REREAD:-1}
 ALL_CPUS=$(nproc --all)
 SERVER_CPUS=${SERVER_CPUS:-0-$((ALL_CPUS - 1))}
 CLIENT_CPUS=${CLIENT_CPUS:-0-$((ALL_CPUS - 1))}
@@ -71,7 +74,7 @@ run_point() {
   start_server "$server"
   if ((trackers > 0)); then
     coproc TRK { exec taskset -c "$CLIENT_CPUS" "$PYTHON" "$ROOT/bench/tracking_clients.py" \
-      "$PORT" "$trackers" "$KEYS" "$READS" 2>&1; }
+      "$PORT" "$trackers" "$KEYS" "$READS" "$REREAD" 2>&1; }
     TRACKERS_PID=$TRK_PID
     local line=""
     read -r -t 120 line <&"${TRK[0]}" || die "tracking clients did not get ready"
@@ -113,7 +116,7 @@ OUT=$RESULTS_DIR/tracking-$STAMP.md
   echo
   echo "redis-benchmark -t set -r $KEYS -n $BENCH_REQUESTS -c $BENCH_CLIENTS -P $PIPELINE; trackers:"
   echo "$TRACKERS RESP3 connections with CLIENT TRACKING on, $READS random keys read each, re-read"
-  echo "on invalidation. lavik --threads $LAVIK_THREADS; server CPUs $SERVER_CPUS, client CPUs"
+  echo "on invalidation: $( ((REREAD)) && echo yes || echo no). lavik --threads $LAVIK_THREADS; server CPUs $SERVER_CPUS, client CPUs"
   echo "$CLIENT_CPUS; $(nproc) CPUs visible, shared machine. CPU/SET is all server CPU in the run"
   echo "(the trackers' re-reads included) over the SETs."
   echo

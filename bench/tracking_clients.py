@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Tracking clients for bench/tracking.sh.
 
-  tracking_clients.py PORT CLIENTS KEYS READS
+  tracking_clients.py PORT CLIENTS KEYS READS [REREAD]
 
 Opens CLIENTS RESP3 connections to 127.0.0.1:PORT, turns CLIENT TRACKING on in each and has
 each GET READS random keys of "key:%012d" % i for i < KEYS (redis-benchmark -r KEYS's names),
 prints "ready" once every reply arrived, then keeps reading: every invalidation push is
-counted and its keys are read again (a cache refilling itself, so the server keeps tracking).
+counted and, unless REREAD is 0, its keys are read again (a cache refilling itself, so the
+server keeps tracking).
 On SIGTERM it prints "invalidations=N rereads=N" and exits.
 """
 
@@ -79,6 +80,7 @@ class Conn:
 
 def main():
     port, clients, keys, reads = (int(a) for a in sys.argv[1:5])
+    reread = len(sys.argv) < 6 or sys.argv[5] != "0"
     rng = random.Random(1)
     conns = [Conn(port) for _ in range(clients)]
     for c in conns:
@@ -108,7 +110,7 @@ def main():
             for v in c.values():
                 if isinstance(v, tuple) and v[1] and v[1][0] == b"invalidate":
                     stats["invalidations"] += 1
-                    if isinstance(v[1][1], list):
+                    if reread and isinstance(v[1][1], list):
                         again += v[1][1]
                 else:
                     c.pending -= 1
