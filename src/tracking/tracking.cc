@@ -345,11 +345,11 @@ void Tracking::RememberKeyOn(int w, std::string_view stored_key, uint64_t client
     subs.push_back(Sub{client_id, home});
     ++pw.items;
   }
-  EvictOn(w);
+  EvictOn(w, stored_key);
   Reattach(w);
 }
 
-void Tracking::EvictOn(int w) {
+void Tracking::EvictOn(int w, std::string_view keep) {
   const uint64_t max = max_keys_.load(std::memory_order_relaxed);
   if (max == 0) return;
   PerWorker& pw = workers_[w];
@@ -360,10 +360,18 @@ void Tracking::EvictOn(int w) {
     pw.rnd ^= pw.rnd << 13;
     pw.rnd ^= pw.rnd >> 7;
     pw.rnd ^= pw.rnd << 17;
+    // A random entry other than `keep`, the key about to be read (evicting it would leave the
+    // value the client is about to cache untracked). There are two at least: share >= 1.
     const size_t buckets = pw.table.bucket_count();
     size_t b = pw.rnd % buckets;
-    while (pw.table.bucket_size(b) == 0) b = (b + 1) % buckets;
-    Forget(w, std::string(pw.table.begin(b)->first), 0);
+    std::string victim;
+    for (bool found = false; !found; b = (b + 1) % buckets) {
+      for (auto it = pw.table.begin(b); it != pw.table.end(b) && !found; ++it) {
+        found = it->first != keep;
+        if (found) victim = it->first;
+      }
+    }
+    Forget(w, victim, 0);
   }
 }
 

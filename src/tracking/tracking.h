@@ -147,7 +147,7 @@ class Tracking {
   void AddPrefixOn(int w, const std::string& prefix, uint64_t id, int home, bool noloop);
   void RemovePrefixOn(int w, const std::string& prefix, uint64_t id);
   void Reattach(int w);
-  void EvictOn(int w);
+  void EvictOn(int w, std::string_view keep);
   void Send(int from, int to, const Note& note, std::string_view payload);
   void Deliver(int w, const Batch& b);
   void DeliverOne(int w, const Note& note, std::string_view payload);
