@@ -375,13 +375,26 @@ void Tracking::EvictOn(int w, std::string_view keep) {
   }
 }
 
-// Sends the key's invalidation to every client that read it and drops the entry.
-void Tracking::Forget(int w, std::string_view stored_key, uint64_t writer) {
+// Sends the key's invalidation to every client that read it and drops the entry; a reader
+// `keep` (non-zero) is neither told nor dropped.
+void Tracking::Forget(int w, std::string_view stored_key, uint64_t writer, uint64_t keep) {
   PerWorker& pw = workers_[w];
   auto it = pw.table.find(stored_key);
   if (it == pw.table.end()) return;
   const std::string payload = OneKeyArray(ClientKey(stored_key));
-  for (const Sub& s : it->second) Send(w, s.home, Note{NoteKind::kKey, s.id, writer}, payload);
+  bool kept = false;
+  for (const Sub& s : it->second) {
+    if (keep != 0 && s.id == keep) {
+      kept = true;
+      continue;
+    }
+    Send(w, s.home, Note{NoteKind::kKey, s.id, writer}, payload);
+  }
+  if (kept) {
+    pw.items -= it->second.size() - 1;
+    std::erase_if(it->second, [keep](const Sub& s) { return s.id != keep; });
+    return;
+  }
   pw.items -= it->second.size();
   auto f = pw.by_fp.find(Index::Fingerprint(stored_key));
   if (f != pw.by_fp.end() && f->second == &it->first) pw.by_fp.erase(f);
@@ -392,7 +405,9 @@ void Tracking::KeyExpiredOn(int w, uint64_t fp) {
   PerWorker& pw = workers_[w];
   auto f = pw.by_fp.find(fp);
   if (f == pw.by_fp.end()) return;
-  Forget(w, std::string(*f->second), 0);  // an expiry has no writer (as Redis: NOLOOP ignores it)
+  // An expiry has no writer. A tracking client whose read found the key expired (lazy expiry)
+  // registered it just before: it keeps tracking what it is about to cache (a nil).
+  Forget(w, std::string(*f->second), 0, current_writer);
   Reattach(w);
 }
 

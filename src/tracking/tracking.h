@@ -142,7 +142,7 @@ class Tracking {
 
   void KeyChangedOn(int w, std::string_view stored_key);
   void KeyExpiredOn(int w, uint64_t fp);
-  void Forget(int w, std::string_view stored_key, uint64_t writer);
+  void Forget(int w, std::string_view stored_key, uint64_t writer, uint64_t keep = 0);
   void FlushOn(int w);
   void AddPrefixOn(int w, const std::string& prefix, uint64_t id, int home, bool noloop);
   void RemovePrefixOn(int w, const std::string& prefix, uint64_t id);

@@ -490,3 +490,12 @@ def test_own_multi_worker_write_gets_its_reply_first(spawn_server, threads):
         assert t.reply_bytes() == b"+OK\r\n"
         assert t.reply_bytes() == INV + b"_\r\n"
         t.close()
+
+
+def test_read_of_an_expired_key_keeps_it_tracked(server, r):
+    r.set("lazy", "v", px=50)
+    time.sleep(0.1)
+    t = tracker(server)
+    assert t.cmd("GET", "lazy") is None  # it may expire now, during this read
+    r.set("lazy", "new")  # the nil the client cached is invalidated
+    assert wait_keys(t, [b"lazy"]) == [b"lazy"]
