@@ -12,6 +12,7 @@
 #include "runtime/worker.h"
 #include "scripting/scripting.h"
 #include "server/server.h"
+#include "tracking/tracking.h"
 #include "transaction/transaction.h"
 
 namespace lavik {
@@ -202,6 +203,13 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   if (cl.paused || (cl.pending && cl.cmd_spec != nullptr && (cl.cmd_spec->flags & kCmdBlocking))) {
     flags += 'b';  // parked by CLIENT PAUSE, or in a blocking command (BLPOP...)
   }
+  const TrackingClient* tr =
+      cl.tracking != nullptr && cl.tracking->on ? cl.tracking.get() : nullptr;
+  if (tr != nullptr) {
+    flags += 't';
+    if (tr->broken_redirect) flags += 'R';
+    if (tr->bcast) flags += 'B';
+  }
   if (cl.close_after_reply) flags += 'c';
   if (c.closing() && !cl.close_after_reply) flags += 'A';
   if (cl.no_evict) flags += 'e';
@@ -238,7 +246,8 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   s += " cmd=";
   s += cl.last_command;
   s += " user=" + cl.user;
-  s += " redir=-1 resp=" + std::to_string(cl.resp);
+  s += " redir=" + std::to_string(tr != nullptr ? static_cast<int64_t>(tr->redirect) : -1);
+  s += " resp=" + std::to_string(cl.resp);
   return s;
 }
 

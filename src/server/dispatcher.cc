@@ -16,6 +16,7 @@
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/server.h"
+#include "tracking/tracking.h"
 #include "transaction/transaction.h"
 
 namespace lavik {
@@ -31,6 +32,8 @@ struct RemoteCommand : MailboxItem {
   std::string reply;
   ReplyWriter writer{&reply, 2};
   Context ctx;
+  bool track = false;      // a tracking client's read: remember its keys there (tracking.h)
+  uint64_t writer_id = 0;  // the client, when it tracks (NOLOOP)
 
   bool rejected = false;  // answered -BUSY without running (counted as rejected)
 
@@ -82,9 +85,17 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
   }
   m->ctx.store = &shard.store;
   m->ctx.now_ms = NowMs();
-  m->writer.set_error_sink(m->server->obs_->stats.error_sink(Worker::Current()->id()));
+  const int here = Worker::Current()->id();
+  m->writer.set_error_sink(m->server->obs_->stats.error_sink(here));
+  if (m->track) {
+    m->server->tracking_->Remember(here, m->server->shards(), *m->ctx.spec, m->argv,
+                                   m->ctx.client_id, m->home->id());
+  }
+  Tracking::SetWriter(m->writer_id);
   Task t = m->ctx.spec->handler(m->ctx);
-  if (t.Start(&RemoteCommand::Done, m)) Done(m);
+  const bool done = t.Start(&RemoteCommand::Done, m);
+  Tracking::SetWriter(0);
+  if (done) Done(m);
 }
 
 bool RemoteCommand::RejectIfBusy(RemoteCommand* m) {
@@ -264,9 +275,14 @@ RequestHandler::Result Server::Execute(ClientState* cl, const CommandSpec* spec,
   if (StoredKeyArgs(*spec, args, db, &cl->db_arena, &cl->db_argv)) args = cl->db_argv;
   bool multi = false;
   int shard = RouteShard(spec, args, &multi);
-  if (shard >= 0 && (shard != c.worker()->id() || shards_->at(shard).locked())) {
-    return RunRemote(cl, spec, args, shard, db);
+  // Client-side caching: a tracking client's reads are remembered on their keys' workers before
+  // they run, so no write after the read can miss them (one null test for other clients).
+  const bool track = cl->tracking != nullptr && Tracking::ShouldRemember(cl, *spec);
+  const int home = c.worker()->id();
+  if (shard >= 0 && (shard != home || shards_->at(shard).locked())) {
+    return RunRemote(cl, spec, args, shard, db, track);
   }
+  if (track) tracking_->Remember(home, *shards_, *spec, args, cl->id, home);
   return RunAtHome(cl, spec, args, db);
 }
 
@@ -286,8 +302,11 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   ctx.db = db;
   ctx.in_script = false;
   cl->cmd_errors = cl->writer.errors();
+  Tracking::SetWriter(cl->tracking != nullptr ? cl->id : 0);
   Task t = spec->handler(ctx);
-  if (t.Start(&Server::OnHomeDone, cl)) {
+  const bool done = t.Start(&Server::OnHomeDone, cl);
+  Tracking::SetWriter(0);
+  if (done) {
     obs_->CommandDone(cl->conn->worker()->id(), spec, cl, args, cl->cmd_start_ns,
                       cl->writer.errors() != cl->cmd_errors);
     return cl->close_after_reply ? Result::kClose : Result::kDone;
@@ -306,7 +325,7 @@ void Server::OnHomeDone(void* arg) {
 
 RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spec,
                                          std::span<const std::string_view> args, int shard,
-                                         int db) {
+                                         int db, bool track) {
   RemoteCommand* m = AcquireCommand();
   m->server = this;
   m->client = cl;
@@ -331,6 +350,8 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   m->ctx.spec = spec;
   m->ctx.client_id = cl->id;
   m->ctx.db = db;
+  m->track = track;
+  m->writer_id = cl->tracking != nullptr ? cl->id : 0;
   cl->cmd_errors = m->writer.errors();
   m->run = &RemoteCommand::RunOnShard;
   cl->pending = true;
@@ -340,6 +361,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
 
 void Server::FinishCommand(ClientState* cl) {
   cl->pending = false;
+  if (cl->tracking != nullptr) tracking_->ReleaseHeld(cl);  // after the reply, as Redis
   Connection* c = cl->conn;
   if (cl->closed) {
     delete cl;

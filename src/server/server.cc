@@ -29,6 +29,7 @@
 #include "server/tls_config.h"
 #include "storage/device.h"
 #include "storage/store.h"
+#include "tracking/tracking.h"
 
 namespace lavik {
 namespace {
@@ -126,6 +127,23 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
       &services_, [hub = hub_.get()](ClientState* cl) { hub->OnPubSubOutput(cl); });
   services_.pubsub = pubsub_.get();
   WireKeyspaceEvents(pubsub_.get(), &registry_);  // notify-keyspace-events (pubsub/)
+  tracking_ = std::make_unique<Tracking>(
+      &services_, [hub = hub_.get()](ClientState* cl) { hub->OnPubSubOutput(cl); },
+      [this](int w, uint64_t id) -> ClientState* {
+        for (ClientState* cl = client_lists_[w]; cl != nullptr; cl = cl->next) {
+          if (cl->id == id) return cl;
+        }
+        return nullptr;
+      });
+  services_.tracking = tracking_.get();
+  services_.track_held = &TrackHeldCommand;
+  if (const std::string* v = registry_.Value("tracking-table-max-keys")) {
+    tracking_->set_max_keys(std::strtoull(v->c_str(), nullptr, 10));
+  }
+  registry_.OnChange("tracking-table-max-keys", [this](std::string_view v) {
+    tracking_->set_max_keys(std::strtoull(std::string(v).c_str(), nullptr, 10));
+    return Status::Ok();
+  });
   services_.observability = obs_.get();
   services_.commands = &table_;
   services_.acl = acl_.get();
@@ -164,7 +182,9 @@ bool Server::InitWorker(int id, std::string* error) {
       dev->AttachPool(io_pools_[id].get());
     }
   }
-  w->AddTurnHook([this, id]() { pubsub_->EndOfTurn(id); });  // this turn's pub/sub deliveries
+  w->AddTurnHook([this, id]() { pubsub_->EndOfTurn(id); });    // this turn's pub/sub deliveries
+  w->AddTurnHook([this, id]() { tracking_->EndOfTurn(id); });  // and invalidations
+  tracking_->AttachStore(id, store);
   w->AddTurnHook(&Connection::FlushDirty);
   hub_->StartWorker(w, id);
   StartListBlocking(w, &shards_->at(id));
@@ -317,6 +337,7 @@ void Server::OnClose(Connection& c) {
   connected_clients_.fetch_sub(1);
   hub_->OnClose(cl);
   pubsub_->OnClose(cl);
+  tracking_->OnClose(cl);
   if (cl->pending) {
     cl->closed = true;  // freed by FinishCommand
   } else {

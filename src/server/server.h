@@ -42,6 +42,7 @@ namespace lavik {
 class ClientHub;
 class ClientState;
 class PubSub;
+class Tracking;
 struct RemoteCommand;
 
 // A counter with one writer (its worker) and racy-but-atomic readers (INFO): a plain increment,
@@ -76,6 +77,7 @@ class Server : public RequestHandler {
   Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
   ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
   PubSub& pubsub() { return *pubsub_; }             // channel registry (pubsub/pubsub.h)
+  Tracking& tracking() { return *tracking_; }       // client-side caching (tracking/tracking.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -117,7 +119,7 @@ class Server : public RequestHandler {
   Result RunAtHome(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
                    int db);
   Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
-                   int shard, int db);
+                   int shard, int db, bool track);
   void FinishCommand(ClientState* cl);
   static void OnHomeDone(void* arg);
   // A script just passed busy-reply-threshold: the commands queued behind its shard locks get
@@ -166,6 +168,7 @@ class Server : public RequestHandler {
   std::unique_ptr<Observability> obs_;
   std::unique_ptr<ClientHub> hub_;
   std::unique_ptr<PubSub> pubsub_;
+  std::unique_ptr<Tracking> tracking_;
 };
 
 }  // namespace lavik

@@ -136,6 +136,7 @@ void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
 }
 
 void Store::ExpireEntry(uint64_t fp, uint64_t l, const std::string_view* key) {
+  if (tracking_observer_ != nullptr) tracking_observer_->KeyExpired(fp);
   index_.Erase(fp, nullptr);
   CountEntry(fp, l, 0);
   // The record stays (the deletion marker below): InspectExpired reads it back for a root the
@@ -560,6 +561,7 @@ void Store::Clear() {
 Task Store::PrepareFlush(bool* ok) {
   co_await log_.FlushAndSync(ok);
   if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, -1);
+  if (tracking_observer_ != nullptr) tracking_observer_->BeforeFlush(*this, -1);
   for (const auto& [l, len] : large_lens_)
     flushed_runs_.emplace_back(file_->SegmentOf(loc::Offset(l)), RunLength(len));
   Clear();
@@ -749,6 +751,7 @@ uint64_t Store::ScanIndex(uint64_t cursor, size_t count, int db,
 Task Store::FlushDb(int db, bool* ok) {
   co_await log_.FlushAndSync(ok);
   if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, db);
+  if (tracking_observer_ != nullptr) tracking_observer_->BeforeFlush(*this, db);
   std::vector<std::pair<uint64_t, uint64_t>> doomed;
   doomed.reserve(db_keys_[static_cast<size_t>(db)]);
   index_.ForEach([&](uint64_t fp, uint64_t l) {

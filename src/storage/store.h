@@ -96,7 +96,8 @@ struct WriteResult {
 
 class Store;
 
-// Told about the keys writes change, for WATCH (transaction/transaction.h). Relocations by defrag
+// Told about the keys writes change, for WATCH (transaction/transaction.h) and client-side
+// caching (tracking/tracking.h). Relocations by defrag
 // and expiry are not changes (an expired watched key is caught by its TTL at EXEC). Runs on the
 // store's worker, synchronously inside the write.
 class KeyObserver {
@@ -105,6 +106,9 @@ class KeyObserver {
   // FLUSHALL (db -1) or FLUSHDB of physical database `db` is about to drop keys of `store`
   // (its keys can still be looked up).
   virtual void BeforeFlush(Store& store, int db) = 0;
+  // The key with this fingerprint expired (lazily or actively); only the tracking observer
+  // cares (a watched key's expiry is caught by its TTL at EXEC).
+  virtual void KeyExpired(uint64_t /*fp*/) {}
 
  protected:
   ~KeyObserver() = default;
@@ -262,6 +266,9 @@ class Store {
   using ExpireHook = void (*)(uint64_t fp, ValueType type);
   void set_expire_hook(ExpireHook hook) { expire_hook_ = hook; }
   KeyObserver* key_observer() const { return key_observer_; }
+  // Client-side caching (tracking/tracking.h): a second observer, set only while the worker
+  // tracks keys, prefixes or clients.
+  void set_tracking_observer(KeyObserver* o) { tracking_observer_ = o; }
 
  private:
   struct Ttl {
@@ -309,6 +316,7 @@ class Store {
   uint32_t RunLength(uint64_t record_len) const;
   void NoteKeyChanged(std::string_view key) {
     if (key_observer_ != nullptr) key_observer_->KeyChanged(key);
+    if (tracking_observer_ != nullptr) tracking_observer_->KeyChanged(key);
   }
 
   const uint32_t shard_;
@@ -336,6 +344,7 @@ class Store {
   bool defrag_paused_ = false;
   int64_t cache_mb_applied_ = -1;
   KeyObserver* key_observer_ = nullptr;
+  KeyObserver* tracking_observer_ = nullptr;
   WriteHook write_hook_ = nullptr;
   void* write_hook_arg_ = nullptr;
   ExpireHook expire_hook_ = nullptr;
