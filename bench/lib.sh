@@ -246,7 +246,8 @@ print(",".join(map(str, sorted(cpus(sys.argv[1]) & cpus(sys.argv[2])))))' "$1" "
 }
 
 # lavik_command BIN DIR THREADS [FLAG...]: sets the array SERVER_CMD to the command line that starts
-# lavik on $HOST:$PORT with its data file and logs under DIR (created) and THREADS workers. When
+# lavik on $HOST:$PORT with its data file, logs and dump.rdb directory (`--dir`, so a dump.rdb in
+# the caller's directory is never imported) under DIR (created) and THREADS workers. When
 # SERVER_NCPUS (the size of the CPU mask the server runs in) is set and smaller than THREADS, the
 # workers are not pinned: pinned workers would each claim a CPU of the mask.
 lavik_command() {
@@ -254,7 +255,7 @@ lavik_command() {
   shift 3
   mkdir -p "$dir/data" "$dir/logs"
   SERVER_CMD=("$bin" --port "$PORT" --threads "$threads" --data-file "$dir/data/lavik.data"
-    --log-dir "$dir/logs" "$@")
+    --log-dir "$dir/logs" --dir "$dir" "$@")
   if [[ -n ${SERVER_NCPUS:-} ]] && ((threads > SERVER_NCPUS)); then
     SERVER_CMD+=(--no-pin-workers)
   fi
