@@ -13,6 +13,7 @@
 
 #include "base/ascii.h"
 #include "base/clock.h"
+#include "base/log.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
 #include "server/command_registry.h"
@@ -29,6 +30,7 @@ Task SaveAll(Server* server, bool background, bool* ok) {
   SaveState& state = server->save_state();
   const int64_t start_ms = NowMs();
   state.current_start_ms = start_ms;
+  state.last_try_s = start_ms / 1000;
   ++state.saves;  // every attempt, as Redis counts rdb_saves
   *ok = true;
   uint64_t dirty = 0;
@@ -129,5 +131,46 @@ const CommandSpec kSaveCommands[] = {
 }  // namespace
 
 std::span<const CommandSpec> SaveCommands() { return kSaveCommands; }
+
+Task SaveBeforeShutdown(Server* server, bool* ok) {
+  SaveState& state = server->save_state();
+  *ok = false;
+  if (state.in_progress.exchange(true)) co_return;
+  co_await SaveAll(server, false, ok);
+  state.in_progress = false;
+}
+
+Task CheckSavePoints(Server* server) {
+  const std::string points = server->ConfigValue("save");
+  if (points.empty()) co_return;
+  SaveState& state = server->save_state();
+  const int64_t now_s = NowMs() / 1000;
+  if (state.in_progress.load() || (!state.last_ok.load() && now_s - state.last_try_s.load() <= 5)) {
+    co_return;
+  }
+  uint64_t dirty = 0;
+  for (int w = 0; w < server->worker_count(); ++w) {
+    co_await ShardHop(server->worker(w),
+                      [server, w, &dirty]() { dirty += server->shards().at(w).store.stats().dirty; });
+  }
+  const uint64_t changes = dirty - state.dirty_at_save.load();
+  const int64_t since = now_s - state.last_save_s.load();
+  bool due = false;
+  size_t i = 0;
+  while (i < points.size() && !due) {  // "seconds changes seconds changes ..."
+    size_t end = points.find(' ', i);
+    const int64_t seconds = std::stoll(points.substr(i, end - i));
+    i = points.find_first_not_of(' ', end);
+    end = points.find(' ', i);
+    const uint64_t need = std::stoull(points.substr(i, end - i));
+    i = end == std::string::npos ? points.size() : end + 1;
+    due = changes >= need && since > seconds;
+  }
+  if (!due || state.in_progress.exchange(true)) co_return;
+  LogNotice(std::to_string(changes) + " changes in " + std::to_string(since) +
+            " seconds. Saving...");
+  Task t = BackgroundSave(server);
+  t.Start(nullptr, nullptr);
+}
 
 }  // namespace lavik

@@ -7,7 +7,11 @@
 #include <atomic>
 #include <cstdint>
 
+#include "runtime/task.h"
+
 namespace lavik {
+
+class Server;
 
 struct SaveState {
   std::atomic<int64_t> last_save_s{0};  // unix time of the last successful save (start-up until)
@@ -18,6 +22,16 @@ struct SaveState {
   std::atomic<int64_t> current_start_ms{0};  // when the running save began
   std::atomic<uint64_t> saves{0};            // since start-up or CONFIG RESETSTAT
   std::atomic<uint64_t> dirty_at_save{0};    // the shards' write count the last save covered
+  std::atomic<int64_t> last_try_s{0};        // unix time the last save began (save points)
 };
+
+// SAVE's work (data file synced, dump.rdb written) for SHUTDOWN [SAVE]: *ok false if another save
+// runs or this one failed. Runs on any worker (save_command.cc).
+Task SaveBeforeShutdown(Server* server, bool* ok);
+
+// CONFIG `save` points, checked once a second on worker 0: BGSAVE when, for some "seconds
+// changes" pair, `changes` writes happened and `seconds` passed since the last save; after a
+// failed save, not again within 5 s (Redis's serverCron rule).
+Task CheckSavePoints(Server* server);
 
 }  // namespace lavik

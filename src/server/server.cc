@@ -189,6 +189,12 @@ bool Server::InitWorker(int id, std::string* error) {
   hub_->StartWorker(w, id);
   StartListBlocking(w, &shards_->at(id));
   w->AddTurnHook([store]() { store->EndOfTurn(); });
+  if (id == 0) {  // CONFIG save points, once a second as Redis's serverCron checks them
+    w->AddTimer(1'000'000, [this]() {
+      Task t = CheckSavePoints(this);
+      t.Start(nullptr, nullptr);
+    });
+  }
   w->AddTimer(kActiveExpireIntervalUs, [this, id, store, w]() {
     Shard& shard = shards_->at(id);
     int64_t now = NowMs();

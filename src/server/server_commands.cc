@@ -102,15 +102,31 @@ Task Time(Context& ctx) {
 }
 
 Task Shutdown(Context& ctx) {
+  bool nosave = false, save = false, force = false;
   for (size_t i = 1; i < ctx.args.size(); ++i) {
     std::string_view o = ctx.args[i];
     if (EqualsNoCase(o, "abort")) {
       ctx.reply->Error("ERR No shutdown in progress.");
       co_return;
     }
-    if (!EqualsNoCase(o, "nosave") && !EqualsNoCase(o, "save") && !EqualsNoCase(o, "now") &&
-        !EqualsNoCase(o, "force")) {
+    if (EqualsNoCase(o, "nosave")) {
+      nosave = true;
+    } else if (EqualsNoCase(o, "save")) {
+      save = true;
+    } else if (EqualsNoCase(o, "force")) {
+      force = true;
+    } else if (!EqualsNoCase(o, "now")) {
       ctx.reply->Error(kErrSyntax);
+      co_return;
+    }
+  }
+  // As Redis: SAVE, or save points without NOSAVE, write dump.rdb first; a failed save keeps
+  // the server running unless FORCE.
+  if (!nosave && (save || !ctx.server->ConfigValue("save").empty())) {
+    bool ok = false;
+    co_await SaveBeforeShutdown(ctx.server, &ok);
+    if (!ok && !force) {
+      ctx.reply->Error("ERR Errors trying to SHUTDOWN. Check logs.");
       co_return;
     }
   }

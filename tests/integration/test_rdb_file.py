@@ -351,3 +351,33 @@ def test_bgsave_while_clients_write(spawn_server, tmp_path):
     assert all(rc.exists(f"fixed:{i}") for i in (0, 1, 9999, 19999))
     assert rc.dbsize() >= 20001
     assert rc.llen("list") == 5000
+
+
+def test_save_points_and_shutdown_save(spawn_server, tmp_path):
+    d = tmp_path / "points"
+    d.mkdir()
+    s = under_test(spawn_server, d, extra=["--save", "1 1"])
+    c = s.client()
+    c.set("a", "1")
+    # "save 1 1": one change and more than a second since the last save start a BGSAVE.
+    assert wait_until(lambda: (d / "dump.rdb").exists(), timeout=15)
+    assert wait_until(lambda: info(c)["rdb_changes_since_last_save"] == 0, timeout=15)
+    assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0, timeout=15)
+    c.config_set("save", "")
+    c.set("b", "2")
+    (d / "dump.rdb").unlink()
+    c.shutdown(nosave=True)
+    assert s.wait() == 0
+    assert not (d / "dump.rdb").exists()
+    # SHUTDOWN SAVE writes the file even without save points; redis-server loads it.
+    e = tmp_path / "shutdown"
+    e.mkdir()
+    s2 = under_test(spawn_server, e)
+    c2 = s2.client()
+    c2.set("k", "v")
+    c2.rpush("l", "x", "y")
+    c2.shutdown(save=True)
+    assert s2.wait() == 0
+    ref = reference(spawn_server, e)
+    rc = ref.client()
+    assert rc.get("k") == "v" and rc.lrange("l", 0, -1) == ["x", "y"]
