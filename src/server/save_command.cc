@@ -150,8 +150,9 @@ Task CheckSavePoints(Server* server) {
   }
   uint64_t dirty = 0;
   for (int w = 0; w < server->worker_count(); ++w) {
-    co_await ShardHop(server->worker(w),
-                      [server, w, &dirty]() { dirty += server->shards().at(w).store.stats().dirty; });
+    co_await ShardHop(server->worker(w), [server, w, &dirty]() {
+      dirty += server->shards().at(w).store.stats().dirty;
+    });
   }
   const uint64_t changes = dirty - state.dirty_at_save.load();
   const int64_t since = now_s - state.last_save_s.load();

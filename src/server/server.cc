@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <random>
 
 #include "base/clock.h"
@@ -166,7 +167,41 @@ void Server::ConfigGet(std::span<const std::string_view> patterns,
   registry_.Get(patterns, out);
 }
 
-void Server::RequestShutdown() { kill(getpid(), SIGTERM); }
+void Server::RequestShutdown() {
+  shutdown_requested_ = true;
+  kill(getpid(), SIGTERM);
+}
+
+namespace {
+
+struct SaveItem : MailboxItem {
+  Server* server = nullptr;
+  std::shared_ptr<std::promise<bool>> done;  // shared: the main thread may go as soon as it is set
+};
+
+Task SaveAndReport(SaveItem* item) {
+  bool ok = false;
+  co_await SaveBeforeShutdown(item->server, &ok);
+  std::shared_ptr<std::promise<bool>> done = std::move(item->done);
+  delete item;
+  done->set_value(ok);
+}
+
+}  // namespace
+
+bool Server::SaveOnSignal() {
+  LogNotice("Saving the final RDB snapshot before exiting.");
+  auto* item = new SaveItem();
+  item->server = this;
+  item->done = std::make_shared<std::promise<bool>>();
+  std::future<bool> done = item->done->get_future();
+  item->run = [](MailboxItem* m) {
+    Task t = SaveAndReport(static_cast<SaveItem*>(m));
+    t.Start(nullptr, nullptr);
+  };
+  workers_[0]->Post(item);
+  return done.get();
+}
 
 bool Server::InitWorker(int id, std::string* error) {
   Worker* w = workers_[id].get();
@@ -548,12 +583,18 @@ int Server::Run() {
   LogNotice("Ready to accept connections tcp");
 
   int sig = 0;
-  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
-    if (ReopenLog(&error)) {
-      LogNotice("Received SIGHUP, log file reopened");
-    } else {
-      LogWarning(error);
+  for (;;) {
+    while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+      if (ReopenLog(&error)) {
+        LogNotice("Received SIGHUP, log file reopened");
+      } else {
+        LogWarning(error);
+      }
     }
+    // As Redis: with save points, a signal writes dump.rdb first and a failed save keeps the
+    // server running (SHUTDOWN decided for itself: shutdown_requested_).
+    if (shutdown_requested_.load() || ConfigValue("save").empty() || SaveOnSignal()) break;
+    LogWarning("Error trying to save the DB, can't exit.");
   }
   shutting_down_ = true;
   LogNotice(std::string("Received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +

@@ -93,7 +93,8 @@ class Server : public RequestHandler {
   int64_t maxclients() const { return maxclients_.load(std::memory_order_relaxed); }
 
   // Any thread: begin a graceful shutdown (as SIGTERM does).
-  void RequestShutdown();
+  void RequestShutdown();  // SHUTDOWN (it saved already, or was told NOSAVE)
+  bool SaveOnSignal();     // main thread: SIGTERM/SIGINT with save points (dump.rdb first)
 
   DataFile& data_file() { return *data_file_; }
   const RecoveryReport& recovery() const { return recovery_; }
@@ -145,6 +146,7 @@ class Server : public RequestHandler {
   std::atomic<int64_t> cache_mb_{0};
   std::unique_ptr<MemoryGuard> memory_guard_;
   SaveState save_state_;
+  std::atomic<bool> shutdown_requested_{false};
   std::string rdb_to_load_;  // a dump.rdb to import before the listeners start (rdb_load.h)
   int64_t applied_cache_mb_ = 0;
   Listener listener_;      // plain TCP on `port` (not bound when port is 0)

@@ -381,3 +381,17 @@ def test_save_points_and_shutdown_save(spawn_server, tmp_path):
     ref = reference(spawn_server, e)
     rc = ref.client()
     assert rc.get("k") == "v" and rc.lrange("l", 0, -1) == ["x", "y"]
+
+
+def test_sigterm_with_save_points_writes_the_file(spawn_server, tmp_path):
+    d = tmp_path / "term"
+    d.mkdir()
+    s = under_test(spawn_server, d, extra=["--save", "3600 1"])
+    c = s.client()
+    c.set("k", "at-exit")
+    c.hset("h", "f", "v")
+    assert not (d / "dump.rdb").exists()
+    assert s.terminate() == 0
+    ref = reference(spawn_server, d)
+    rc = ref.client()
+    assert rc.get("k") == "at-exit" and rc.hgetall("h") == {"f": "v"}
