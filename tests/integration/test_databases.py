@@ -134,6 +134,23 @@ def test_move_across_workers(mr):
     c2.close()
 
 
+def test_swapdb_across_workers(mr):
+    mr.flushall()
+    kw = mr.connection_pool.connection_kwargs
+    other = redis.Redis(host=kw["host"], port=kw["port"], db=1, decode_responses=True)
+    keys = spread_keys(4, "sw")
+    for k in keys:
+        mr.set(k, "db0:" + k)
+        other.rpush(k, "db1:" + k)
+    assert mr.swapdb(0, 1) is True
+    assert all(mr.lrange(k, 0, -1) == ["db1:" + k] for k in keys)
+    assert all(other.get(k) == "db0:" + k for k in keys)
+    assert mr.swapdb(1, 0) is True
+    assert all(mr.get(k) == "db0:" + k for k in keys)
+    mr.flushall()
+    other.close()
+
+
 def test_copy_to_db(dbs):
     d0, d7 = dbs[0], dbs[7]
     d0.set("a", "1")
