@@ -162,7 +162,8 @@ void RemoteCommand::ReturnHome(MailboxItem* item) {
   if (m->rejected) {
     server->obs_->CommandRejected(m->home->id(), m->ctx.spec);
   } else {
-    server->obs_->CommandDone(m->home->id(), m->ctx.spec, cl, m->argv, cl->cmd_start_ns,
+    // SLOWLOG shows the client's arguments (cmd_args), not the keys' stored form.
+    server->obs_->CommandDone(m->home->id(), m->ctx.spec, cl, cl->cmd_args, cl->cmd_start_ns,
                               m->writer.errors() != cl->cmd_errors);
   }
   ReleaseCommand(m);
@@ -307,7 +308,7 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   const bool done = t.Start(&Server::OnHomeDone, cl);
   Tracking::SetWriter(0);
   if (done) {
-    obs_->CommandDone(cl->conn->worker()->id(), spec, cl, args, cl->cmd_start_ns,
+    obs_->CommandDone(cl->conn->worker()->id(), spec, cl, cl->cmd_args, cl->cmd_start_ns,
                       cl->writer.errors() != cl->cmd_errors);
     return cl->close_after_reply ? Result::kClose : Result::kDone;
   }
@@ -318,14 +319,14 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
 void Server::OnHomeDone(void* arg) {
   auto* cl = static_cast<ClientState*>(arg);
   if (!cl->closed) cl->conn->output();  // the reply was written after the turn's flush
-  cl->ctx.server->obs_->CommandDone(cl->conn->worker()->id(), cl->ctx.spec, cl, cl->ctx.args,
+  cl->ctx.server->obs_->CommandDone(cl->conn->worker()->id(), cl->ctx.spec, cl, cl->cmd_args,
                                     cl->cmd_start_ns, cl->writer.errors() != cl->cmd_errors);
   cl->ctx.server->FinishCommand(cl);
 }
 
 RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spec,
-                                         std::span<const std::string_view> args, int shard,
-                                         int db, bool track) {
+                                         std::span<const std::string_view> args, int shard, int db,
+                                         bool track) {
   RemoteCommand* m = AcquireCommand();
   m->server = this;
   m->client = cl;

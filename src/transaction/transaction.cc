@@ -281,6 +281,7 @@ Task Watch(Context& ctx) {
 
 Task RunHoldingShards(Context& exec, const CommandSpec* spec,
                       std::span<const std::string_view> argv, ReplyWriter* w) {
+  const std::span<const std::string_view> client_argv = argv;  // what SLOWLOG shows
   std::string arena;
   std::vector<std::string_view> stored;
   if (StoredKeyArgs(*spec, argv, exec.db, &arena, &stored)) argv = stored;
@@ -320,7 +321,7 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
   }
   if (spec->name == "select") exec.db = c.db;  // the rest of the EXEC or script runs there
   services.worker_stats[home]->commands.Add();
-  services.observability->CommandDone(home, spec, exec.client, argv, start_ns,
+  services.observability->CommandDone(home, spec, exec.client, client_argv, start_ns,
                                       w->errors() != errors);
 }
 

@@ -390,3 +390,17 @@ def test_tracking_in_another_db(server):
     p.close()
     for x in (c, inv, tracker):
         x.close()
+
+
+def test_slowlog_and_monitor_show_client_keys(dbs, server):
+    d2 = dbs[2]
+    old = d2.config_get("slowlog-log-slower-than")["slowlog-log-slower-than"]
+    d2.config_set("slowlog-log-slower-than", "0")
+    try:
+        d2.slowlog_reset()
+        d2.set("slow-key", "v")
+        entries = d2.execute_command("SLOWLOG", "GET", "10")
+        args = [e[3] for e in entries]
+        assert ["SET", "slow-key", "v"] in args
+    finally:
+        d2.config_set("slowlog-log-slower-than", old)
