@@ -66,8 +66,9 @@ class ClientState {
   bool reply_off = false;                      // CLIENT REPLY OFF
   bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
   bool discard_reply = false;                  // this command's reply goes nowhere
-  OutputLimitTracker obuf_limit;               // client-output-buffer-limit's soft clock
-  std::unique_ptr<TxState> tx;                 // MULTI/WATCH (transaction.h); null until used
+  bool master = false;  // a replica's link to its master (replication/replica.h): flag 'M'
+  OutputLimitTracker obuf_limit;  // client-output-buffer-limit's soft clock
+  std::unique_ptr<TxState> tx;    // MULTI/WATCH (transaction.h); null until used
 
   // Pub/Sub (pubsub/pubsub.h): created on the first subscription, null until then.
   std::unique_ptr<PubSubClient> pubsub;

@@ -13,6 +13,7 @@ class Acl;
 class CommandTable;
 class Observability;
 class PubSub;
+class Replica;
 class Worker;
 struct WorkerStats;
 
@@ -26,6 +27,7 @@ struct Services {
   Observability* observability = nullptr;
   const CommandTable* commands = nullptr;  // scripts look up redis.call's commands here
   const Acl* acl = nullptr;                // and check them against the client's user
+  Replica* replica = nullptr;              // REPLICAOF, ROLE (replication/replica.h)
 
   int worker_count() const { return static_cast<int>(workers.size()); }
 };

@@ -11,6 +11,7 @@
 #include "commands/command_keys.h"
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
+#include "replication/replica.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/server.h"
@@ -162,6 +163,11 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
   if ((spec->flags & kCmdDenyOom) && memory_guard_->oom()) {
     obs_->CommandRejected(c.worker()->id(), spec);  // rejected_calls, as Redis counts OOM
     w.Error(kErrOOM);
+    return Result::kDone;
+  }
+  if ((spec->flags & kCmdWrite) && !cl->master && replica_->read_only()) {
+    obs_->CommandRejected(c.worker()->id(), spec);
+    w.Error(kErrReadOnlyReplica);
     return Result::kDone;
   }
   if (std::string_view busy = ScriptBusyError(); !busy.empty() && !(spec->flags & kCmdAllowBusy)) {

@@ -19,6 +19,7 @@
 #include "client/client_state.h"
 #include "config/live_settings.h"
 #include "pubsub/pubsub.h"
+#include "replication/replica.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/command_registry.h"
@@ -127,6 +128,11 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   services_.observability = obs_.get();
   services_.commands = &table_;
   services_.acl = acl_.get();
+  replica_ = std::make_unique<Replica>(Replica::Deps{
+      [this]() -> ShardSet& { return *shards_; }, &services_, this,
+      [this] { return next_client_id_.fetch_add(1); }, [this] { return listener_.port(); },
+      [this](std::string_view name) { return ConfigValue(name); }});
+  services_.replica = replica_.get();
   ConfigureScripting(registry_);
   run_id_ = RandomHex(40);
 }
@@ -515,6 +521,7 @@ int Server::Run() {
             " with " + std::to_string(workers_.size()) + " worker(s)");
   StartMetrics(this, obs_.get());
   LogNotice("Ready to accept connections tcp");
+  replica_->FollowConfigured(ConfigValue("replicaof"));
 
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
@@ -529,6 +536,7 @@ int Server::Run() {
             ", shutting down: finishing in-flight requests");
   drain_deadline_us_ = MonotonicUs() + kDrainTimeoutUs;
   obs_->StopMetrics();  // before the workers stop: a scrape may be waiting for them
+  replica_->Stop();     // and the replication thread, which waits for them too
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
   if (config_.shutdown_checkpoint) {

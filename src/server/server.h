@@ -42,6 +42,7 @@ namespace lavik {
 class ClientHub;
 class ClientState;
 class PubSub;
+class Replica;
 struct RemoteCommand;
 
 // A counter with one writer (its worker) and racy-but-atomic readers (INFO): a plain increment,
@@ -76,6 +77,7 @@ class Server : public RequestHandler {
   Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
   ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
   PubSub& pubsub() { return *pubsub_; }             // channel registry (pubsub/pubsub.h)
+  Replica& replica() { return *replica_; }          // REPLICAOF state (replication/replica.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -163,6 +165,7 @@ class Server : public RequestHandler {
   std::unique_ptr<Observability> obs_;
   std::unique_ptr<ClientHub> hub_;
   std::unique_ptr<PubSub> pubsub_;
+  std::unique_ptr<Replica> replica_;  // REPLICAOF (replication/replica.h)
 };
 
 }  // namespace lavik
