@@ -308,7 +308,13 @@ bool Replica::FullSync(SocketSource& src, const std::string& reply) {
     synced_ = false;
   }
   LogNotice("MASTER <-> REPLICA sync: Flushing old data");
-  if (!FlushAll()) return false;
+  loading_ = true;
+  const bool flushed = FlushAll();
+  struct LoadingFlag {
+    std::atomic<bool>& flag;
+    ~LoadingFlag() { flag = false; }
+  } loading{loading_};
+  if (!flushed) return false;
   LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
   const uint64_t start = src.consumed();
   rdb::FileReader reader(src, kMaxDatabases);

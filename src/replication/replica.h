@@ -61,6 +61,8 @@ class Replica : public RequestHandler {
 
   // Writes from clients are refused (replica-read-only, read when REPLICAOF ran).
   bool read_only() const { return read_only_.load(std::memory_order_relaxed); }
+  // A full sync is loading: commands without the `loading` flag get -LOADING, as in Redis.
+  bool loading() const { return loading_.load(std::memory_order_relaxed); }
   void WriteRole(ReplyWriter& w);
   void AppendInfo(std::string* out);  // INFO's "# Replication" section, fields only
 
@@ -90,6 +92,8 @@ class Replica : public RequestHandler {
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> gen_{0};  // bumped by every REPLICAOF
   std::atomic<bool> read_only_{false};
+  std::atomic<bool> loading_{false};
+  uint64_t stream_errors_ = 0;          // error replies to the master's commands (worker 0)
   std::atomic<int64_t> offset_{0};      // master_repl_offset: the stream's bytes processed
   std::atomic<int64_t> last_io_ms_{0};  // the last bytes from the master (wall clock)
   std::atomic<int64_t> sync_read_{0};   // full sync: RDB bytes read so far

@@ -46,7 +46,17 @@ RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::st
     if (args.size() >= 2 && EqualsNoCase(args[1], "getack")) c.output()->append(AckCommand(before));
     return Result::kDone;  // other REPLCONF subcommands from a master need nothing of a replica
   }
-  return deps_.server->OnRequest(c, args);
+  auto* cl = static_cast<ClientState*>(c.user_data);
+  const uint64_t errors = cl->writer.errors();
+  const Result r = deps_.server->OnRequest(c, args);
+  // A command refused at once (unknown to Lavik, wrong arity...) is logged: the master does not
+  // see the error, and the replica's data may now differ. Errors of commands that ran on another
+  // worker are not seen here.
+  if (r == Result::kDone && cl->writer.errors() != errors && ++stream_errors_ <= 10) {
+    LogWarning("Error replying to a command of the master's stream: " + std::string(args[0]) +
+               (stream_errors_ == 10 ? " (further errors are not logged)" : ""));
+  }
+  return r;
 }
 
 void Replica::OnClose(Connection& c) {

@@ -170,6 +170,11 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrReadOnlyReplica);
     return Result::kDone;
   }
+  if (!(spec->flags & kCmdLoading) && replica_->loading()) {  // a replica's full sync
+    obs_->CommandRejected(c.worker()->id(), spec);
+    w.Error(kErrLoading);
+    return Result::kDone;
+  }
   if (std::string_view busy = ScriptBusyError(); !busy.empty() && !(spec->flags & kCmdAllowBusy)) {
     obs_->CommandRejected(c.worker()->id(), spec);  // a script past busy-reply-threshold
     w.Error(busy);

@@ -37,11 +37,24 @@ def info(c, field):
     return c.info("replication")[field]
 
 
+def link_up(r):
+    return r.info("replication").get("master_link_status") == "up"
+
+
+def quiet(predicate):
+    """predicate, false while the replica answers LOADING (a full sync is loading)."""
+    def check():
+        try:
+            return predicate()
+        except redis.exceptions.BusyLoadingError:
+            return False
+    return check
+
+
 def follow(replica, master):
     c = client(replica)
     assert c.execute_command("REPLICAOF", "127.0.0.1", master.port) == "OK"
-    assert wait_until(lambda: c.info("replication").get("master_link_status") == "up",
-                      SYNC_TIMEOUT_S), "the replica did not sync"
+    assert wait_until(lambda: link_up(c), SYNC_TIMEOUT_S), "the replica did not sync"
     return c
 
 
@@ -329,6 +342,8 @@ class FakeMaster:
     def __init__(self, payloads):
         self.payloads = list(payloads)
         self.psyncs = []
+        self.paused = threading.Event()  # set while a payload's sending waits for resume
+        self.resume = threading.Event()
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(4)
@@ -375,7 +390,14 @@ class FakeMaster:
             elif name in (b"PSYNC", b"SYNC"):
                 self.psyncs.append(cmd)
                 payload = self.payloads.pop(0) if self.payloads else b""
-                conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n" + payload)
+                conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n")
+                # A list of parts is sent with a pause after each part but the last.
+                parts = payload if isinstance(payload, list) else [payload]
+                for i, part in enumerate(parts):
+                    conn.sendall(part)
+                    if i + 1 < len(parts):
+                        self.paused.set()
+                        self.resume.wait(10)
                 if self.payloads:
                     return  # not the last: cut the link
 
@@ -401,6 +423,7 @@ class FakeMaster:
 
     def close(self):
         self.stop = True
+        self.resume.set()
         self.thread.join(timeout=5)
         for c in self.conns:
             c.close()
@@ -430,8 +453,8 @@ def resync_after(spawn_server, bad_payload, rdb):
         replica = spawn_server()
         r = client(replica)
         assert r.execute_command("REPLICAOF", "127.0.0.1", fake.port) == "OK"
-        assert wait_until(lambda: len(fake.psyncs) >= 2, SYNC_TIMEOUT_S)
-        assert wait_until(lambda: r.get("seed") == "value", SYNC_TIMEOUT_S)
+        assert wait_until(lambda: len(fake.psyncs) >= 2 and link_up(r), SYNC_TIMEOUT_S)
+        assert r.get("seed") == "value"
         assert r.llen("seed-list") == 100
         r.execute_command("REPLICAOF", "NO", "ONE")
         return replica
@@ -458,6 +481,48 @@ def test_corrupt_full_sync_is_refused_and_retried(spawn_server, tmp_path, where)
     log = (replica.workdir / "logs" / "lavik.log").read_text()
     assert re.search(r"Failed trying to load the MASTER synchronization DB: .* at offset \d+",
                      log), log
+
+
+@pytest.mark.lavik_only  # redis-server loads from disk: it serves the old data until the end
+def test_commands_get_loading_while_a_full_sync_loads(spawn_server, tmp_path):
+    rdb = saved_rdb(spawn_server, tmp_path)
+    half = len(rdb) // 2
+    fake = FakeMaster([[b"$%d\r\n" % len(rdb) + rdb[:half], rdb[half:]]])
+    try:
+        replica = spawn_server()
+        r = client(replica)
+        r.set("old", "data")
+        assert r.execute_command("REPLICAOF", "127.0.0.1", fake.port) == "OK"
+        assert fake.paused.wait(SYNC_TIMEOUT_S)
+        assert wait_until(lambda: r.info("replication")["master_sync_in_progress"] == 1, 5)
+        assert wait_until(lambda: not quiet(lambda: r.get("old") or True)(), 5)
+        with pytest.raises(redis.exceptions.BusyLoadingError) as e:
+            r.get("old")
+        assert err(e) == "Redis is loading the dataset in memory"
+        assert r.ping()  # a command with the `loading` flag
+        fake.resume.set()
+        assert wait_until(lambda: r.info("replication")["master_link_status"] == "up",
+                          SYNC_TIMEOUT_S)
+        assert r.get("seed") == "value"
+        assert r.get("old") is None
+    finally:
+        fake.close()
+
+
+def test_replicaof_another_master_syncs_from_scratch(spawn_server):
+    master, replica, m, r = synced_pair(spawn_server)
+    other = spawn_master(spawn_server)
+    o = client(other)
+    o.set("other-key", "x")
+    assert r.execute_command("REPLICAOF", "127.0.0.1", other.port) == "OK"
+    assert wait_until(quiet(lambda: r.get("other-key") == "x"), SYNC_TIMEOUT_S)
+    assert r.get("k") is None  # the first master's data went with the full sync
+    assert wait_until(lambda: caught_up(o, r), SYNC_TIMEOUT_S)
+    assert info(r, "master_replid") == info(o, "master_replid")
+    assert info(r, "master_port") == other.port
+    m.set("k", "ignored now")
+    o.set("k", "from other")
+    assert wait_until(lambda: r.get("k") == "from other", SYNC_TIMEOUT_S)
 
 
 @pytest.mark.lavik_only  # --cache-mb is lavik's
