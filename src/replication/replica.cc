@@ -102,7 +102,8 @@ std::string Replica::Follow(const std::string& host, int port) {
   port_ = port;
   state_ = State::kConnect;
   down_since_s_ = 0;
-  read_only_ = deps_.config_value("replica-read-only") != "no";
+  following_ = true;
+  ro_config_ = deps_.config_value("replica-read-only") != "no";
   ++gen_;
   LogNotice(std::string(was_replica ? "Changing" : "Connecting to") + " MASTER " + host + ":" +
             std::to_string(port));
@@ -125,7 +126,7 @@ void Replica::Promote() {
   host_.clear();
   port_ = 0;
   state_ = State::kNone;
-  read_only_ = false;
+  following_ = false;
   ++gen_;
   // As Redis's shiftReplicationId: a replica of ours may still continue from the old history.
   replid2_ = replid_;

@@ -59,8 +59,11 @@ class Replica : public RequestHandler {
   // Shutdown, before the workers stop: ends the link and the thread.
   void Stop();
 
-  // Writes from clients are refused (replica-read-only, read when REPLICAOF ran).
-  bool read_only() const { return read_only_.load(std::memory_order_relaxed); }
+  // Writes from clients are refused: following a master, with replica-read-only yes.
+  bool read_only() const {
+    return following_.load(std::memory_order_relaxed) && ro_config_.load(std::memory_order_relaxed);
+  }
+  void set_read_only_config(bool on) { ro_config_ = on; }  // CONFIG SET replica-read-only
   // A full sync is loading: commands without the `loading` flag get -LOADING, as in Redis.
   bool loading() const { return loading_.load(std::memory_order_relaxed); }
   void WriteRole(ReplyWriter& w);
@@ -91,7 +94,8 @@ class Replica : public RequestHandler {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> gen_{0};  // bumped by every REPLICAOF
-  std::atomic<bool> read_only_{false};
+  std::atomic<bool> following_{false};
+  std::atomic<bool> ro_config_{true};
   std::atomic<bool> loading_{false};
   uint64_t stream_errors_ = 0;          // error replies to the master's commands (worker 0)
   std::atomic<int64_t> offset_{0};      // master_repl_offset: the stream's bytes processed

@@ -131,7 +131,7 @@ void Replica::AppendInfo(std::string* out) {
     if (!up)
       Field(out, "master_link_down_since_seconds", down_since_s_ ? now_s - down_since_s_ : -1);
     Field(out, "slave_priority", deps_.config_value("replica-priority"));
-    Field(out, "slave_read_only", read_only_.load() ? 1 : 0);
+    Field(out, "slave_read_only", ro_config_.load() ? 1 : 0);
     Field(out, "replica_announced", deps_.config_value("replica-announced") == "no" ? 0 : 1);
   }
   Field(out, "connected_slaves", 0);

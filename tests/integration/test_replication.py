@@ -268,6 +268,14 @@ def test_replica_is_read_only_and_serves_reads(spawn_server):
             p.set("k", "y")
             p.execute()
     assert r.get("k") == "v"
+    # replica-read-only no: the replica takes writes (the master's stream may overwrite them).
+    assert r.config_set("replica-read-only", "no")
+    assert info(r, "slave_read_only") == 0
+    assert r.set("local", "1")
+    assert r.get("local") == "1"
+    assert r.config_set("replica-read-only", "yes")
+    with pytest.raises(redis.exceptions.ReadOnlyError):
+        r.set("local", "2")
 
 
 def test_getack_and_wait_count_the_replica(spawn_server):
