@@ -5,6 +5,7 @@
 // without including the server (server/server.h stands above them).
 #pragma once
 
+#include <functional>
 #include <vector>
 
 namespace lavik {
@@ -28,6 +29,9 @@ struct Services {
   const CommandTable* commands = nullptr;  // scripts look up redis.call's commands here
   const Acl* acl = nullptr;                // and check them against the client's user
   Replica* replica = nullptr;              // REPLICAOF, ROLE (replication/replica.h)
+  // True while a read-only replica refuses writes from clients (scripts check it too).
+  std::function<bool()> replica_read_only;
+  bool refuses_writes() const { return replica_read_only && replica_read_only(); }
 
   int worker_count() const { return static_cast<int>(workers.size()); }
 };

@@ -291,6 +291,10 @@ bool RunCommand(lua_State* L, ScriptRun& run) {
     PushLuaError(L, "-ERR Write commands are not allowed from read-only scripts.");
     return true;
   }
+  if (write && ctx.services->refuses_writes() && !(ctx.client && ctx.client->master)) {
+    PushLuaError(L, "-READONLY You can't write against a read only replica.");
+    return true;
+  }
   if (write) RunningScript().wrote.store(true, std::memory_order_relaxed);
   run.call_reply.clear();
   ReplyWriter w(&run.call_reply, run.resp);

@@ -133,6 +133,7 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
       [this] { return next_client_id_.fetch_add(1); }, [this] { return listener_.port(); },
       [this](std::string_view name) { return ConfigValue(name); }});
   services_.replica = replica_.get();
+  services_.replica_read_only = [this] { return replica_->read_only(); };
   registry_.OnChange("replica-read-only", [this](std::string_view v) {
     replica_->set_read_only_config(v == "yes");
     return Status::Ok();

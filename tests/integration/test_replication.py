@@ -268,6 +268,19 @@ def test_replica_is_read_only_and_serves_reads(spawn_server):
             p.set("k", "y")
             p.execute()
     assert r.get("k") == "v"
+    # Scripts: a write by redis.call fails; a script with a shebang and no no-writes flag is
+    # refused before it runs; reads are fine.
+    with pytest.raises(redis.exceptions.ReadOnlyError) as e:
+        r.eval("return redis.call('set', 'k', 'x')", 0)
+    assert err(e).startswith("You can't write against a read only replica. script: ")
+    assert (r.eval("return redis.pcall('set', 'k', 'x')['err']", 0) ==
+            "READONLY You can't write against a read only replica.")
+    with pytest.raises(redis.exceptions.ReadOnlyError) as e:
+        r.eval("#!lua\nreturn redis.call('get', 'k')", 0)
+    assert err(e) == "You can't write against a read only replica."
+    assert r.eval("#!lua flags=no-writes\nreturn redis.call('get', 'k')", 0) == "v"
+    assert r.eval("return redis.call('get', 'k')", 0) == "v"
+    assert r.get("k") == "v"
     # replica-read-only no: the replica takes writes (the master's stream may overwrite them).
     assert r.config_set("replica-read-only", "no")
     assert info(r, "slave_read_only") == 0
