@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -67,6 +68,7 @@ class ClientState {
   bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
   bool discard_reply = false;                  // this command's reply goes nowhere
   bool master = false;  // a replica's link to its master (replication/replica.h): flag 'M'
+  std::function<void()> on_free;  // run by the destructor (the link waits for its last command)
   OutputLimitTracker obuf_limit;  // client-output-buffer-limit's soft clock
   std::unique_ptr<TxState> tx;    // MULTI/WATCH (transaction.h); null until used
 

@@ -31,6 +31,15 @@ void Replica::OnOpen(Connection& c) {
   cl->master = true;
   cl->authenticated = true;
   cl->reply_off = true;  // the master reads no reply (GETACK's ACK is written below)
+  // The link is over once its client is freed: after its last command finished, so a new link's
+  // commands cannot overtake one of the old link still running on another worker.
+  cl->on_free = [this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      link_closed_ = true;
+    }
+    cv_.notify_all();
+  };
   c.set_auth_required(false);
   link_ = &c;
   last_io_ms_ = NowMs();
@@ -60,16 +69,14 @@ RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::st
 }
 
 void Replica::OnClose(Connection& c) {
-  deps_.server->OnClose(c);
   link_ = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    link_closed_ = true;
     if (state_ == State::kConnected) state_ = State::kConnect;
     down_since_s_ = NowMs() / 1000;
   }
   LogNotice("Connection with master lost.");
-  cv_.notify_all();
+  deps_.server->OnClose(c);  // frees the client now, or when its running command finishes
 }
 
 void Replica::WriteRole(ReplyWriter& w) {
