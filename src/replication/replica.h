@@ -64,6 +64,7 @@ class Replica : public RequestHandler {
     return following_.load(std::memory_order_relaxed) && ro_config_.load(std::memory_order_relaxed);
   }
   void set_read_only_config(bool on) { ro_config_ = on; }  // CONFIG SET replica-read-only
+  bool following() const { return following_.load(std::memory_order_relaxed); }  // HELLO's role
   // A full sync is loading: commands without the `loading` flag get -LOADING, as in Redis.
   bool loading() const { return loading_.load(std::memory_order_relaxed); }
   void WriteRole(ReplyWriter& w);

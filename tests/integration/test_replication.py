@@ -205,6 +205,9 @@ def test_role_and_info_of_a_replica(spawn_server):
         return s.get("state") == "online" and s.get("offset") == i["master_repl_offset"]
     assert wait_until(acked, 5)
     assert m.info("replication")["slave0"]["port"] == replica.port
+    hello = r.execute_command("HELLO")
+    hello = hello if isinstance(hello, dict) else dict(zip(hello[::2], hello[1::2]))
+    assert hello["role"] == "replica"
     # The master's client shows with flag M.
     assert any(c["flags"] == "M" for c in r.client_list())
 
