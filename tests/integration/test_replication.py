@@ -132,9 +132,10 @@ def test_full_sync_of_every_type(spawn_server, diskless):
     assert client(master).info("stats")["sync_full"] == 1
 
 
-def test_live_writes_apply_in_order_across_databases(spawn_server):
+@pytest.mark.parametrize("threads", [1, 4])
+def test_live_writes_apply_in_order_across_databases(spawn_server, threads):
     master = spawn_master(spawn_server)
-    replica = spawn_server()
+    replica = spawn_server(threads=threads)
     m = client(master)
     r = follow(replica, master)
     m3 = client_of(m, 3)
@@ -155,6 +156,13 @@ def test_live_writes_apply_in_order_across_databases(spawn_server):
     m.xadd("events", {"a": 1}, id="1-0")
     m.xgroup_create("events", "grp", id="0")
     m.xreadgroup("grp", "bob", {"events": ">"})
+    # Scripts and functions reach the replica as their effects (MULTI/EXEC around them).
+    m.eval("redis.call('set', KEYS[1], 'a'); redis.call('rpush', KEYS[2], 'b'); "
+           "redis.call('spop', KEYS[3])", 3, "script-a", "script-b", "script-c")
+    m.sadd("pool", *range(20))
+    m.spop("pool", 5)  # random on the master, replicated as SREM
+    m.incrbyfloat("float", "1.25")
+    m.getex("tmp", px=123456)
     m.zadd("z", {"x": 1})
     m.zincrby("z", 5, "x")
     client_of(m, 15).set("fifteen", "15")
