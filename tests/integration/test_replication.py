@@ -236,6 +236,17 @@ def test_info_and_role_of_a_master_without_replicas(spawn_server):
     assert client(other).info("replication")["master_replid"] != i["master_replid"]
 
 
+def test_replicaof_in_the_configuration_at_start(spawn_server):
+    master = spawn_master(spawn_server)
+    m = client(master)
+    m.set("k", "v")
+    replica = spawn_server(extra_args=["--replicaof", f"127.0.0.1 {master.port}"])
+    r = client(replica)
+    assert wait_until(lambda: link_up(r), SYNC_TIMEOUT_S)
+    assert r.get("k") == "v"
+    assert r.execute_command("ROLE")[:3] == ["slave", "127.0.0.1", master.port]
+
+
 def test_replicaof_replies(spawn_server):
     master = spawn_master(spawn_server)
     replica = spawn_server()
