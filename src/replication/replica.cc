@@ -34,16 +34,6 @@ std::string NewReplId() {
   return id;
 }
 
-std::string Resp(std::initializer_list<std::string_view> args) {
-  std::string out = "*" + std::to_string(args.size()) + "\r\n";
-  for (std::string_view a : args) {
-    out += "$" + std::to_string(a.size()) + "\r\n";
-    out.append(a);
-    out += "\r\n";
-  }
-  return out;
-}
-
 // A command run on a worker by a thread that waits for it (the flush before a full sync).
 struct BlockingCommand : MailboxItem {
   Context ctx;
@@ -202,7 +192,7 @@ bool Replica::Handshake(SocketSource& src, std::string* psync_reply) {
   SetState(State::kHandshake);
   std::string line;
   auto ask = [&](std::initializer_list<std::string_view> cmd, const char* what) {
-    if (!src.WriteAll(Resp(cmd)) || !src.ReadLine(&line)) {
+    if (!src.WriteAll(RespArray(cmd)) || !src.ReadLine(&line)) {
       LogWarning(std::string("Master did not answer ") + what + ": " + src.error());
       return false;
     }
@@ -232,7 +222,7 @@ bool Replica::Handshake(SocketSource& src, std::string* psync_reply) {
       LogNotice("Partial resynchronization not possible (no cached master)");
     }
   }
-  if (!src.WriteAll(Resp({"PSYNC", id, offset}))) return false;
+  if (!src.WriteAll(RespArray({"PSYNC", id, offset}))) return false;
   do {  // the master may send newlines while it prepares the payload
     if (!src.ReadLine(psync_reply)) {
       LogWarning("Master did not answer PSYNC: " + src.error());
@@ -408,7 +398,8 @@ void Replica::PostToLink(bool close) {
       if (it->close) {
         c->Abort();
       } else {
-        c->output()->append(Resp({"REPLCONF", "ACK", std::to_string(it->self->offset_.load())}));
+        c->output()->append(
+            RespArray({"REPLCONF", "ACK", std::to_string(it->self->offset_.load())}));
       }
     }
     delete it;

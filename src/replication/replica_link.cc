@@ -6,15 +6,10 @@
 #include "base/log.h"
 #include "client/client_state.h"
 #include "replication/replica.h"
+#include "replication/socket_source.h"
 
 namespace lavik {
 namespace {
-
-std::string AckCommand(int64_t offset) {
-  const std::string off = std::to_string(offset);
-  return "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$" + std::to_string(off.size()) + "\r\n" + off +
-         "\r\n";
-}
 
 void Field(std::string* out, std::string_view name, std::string_view value) {
   out->append(name).append(":").append(value).append("\r\n");
@@ -52,7 +47,8 @@ RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::st
   const int64_t before = offset_.load(std::memory_order_relaxed);
   offset_.store(before + static_cast<int64_t>(c.request_bytes()), std::memory_order_relaxed);
   if (EqualsNoCase(args[0], "replconf")) {
-    if (args.size() >= 2 && EqualsNoCase(args[1], "getack")) c.output()->append(AckCommand(before));
+    if (args.size() >= 2 && EqualsNoCase(args[1], "getack"))
+      c.output()->append(RespArray({"REPLCONF", "ACK", std::to_string(before)}));
     return Result::kDone;  // other REPLCONF subcommands from a master need nothing of a replica
   }
   auto* cl = static_cast<ClientState*>(c.user_data);

@@ -114,6 +114,16 @@ std::string SocketSource::TakeBuffered() {
   return out;
 }
 
+std::string RespArray(std::initializer_list<std::string_view> args) {
+  std::string out = "*" + std::to_string(args.size()) + "\r\n";
+  for (std::string_view a : args) {
+    out += "$" + std::to_string(a.size()) + "\r\n";
+    out.append(a);
+    out += "\r\n";
+  }
+  return out;
+}
+
 int ConnectTcp(const std::string& host, int port, int64_t timeout_ms,
                const std::function<bool()>& cancelled, std::string* error) {
   addrinfo hints{};

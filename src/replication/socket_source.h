@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,9 @@ class SocketSource : public rdb::BufferedSource {
   int64_t timeout_ms_;
   std::string error_;
 };
+
+// `args` as a RESP array of bulk strings (what the replica sends its master).
+std::string RespArray(std::initializer_list<std::string_view> args);
 
 // Connects to host:port (a name or an address), waiting at most timeout_ms; the socket (or -1
 // with *error set).
