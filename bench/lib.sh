@@ -246,7 +246,8 @@ print(",".join(map(str, sorted(cpus(sys.argv[1]) & cpus(sys.argv[2])))))' "$1" "
 }
 
 # lavik_command BIN DIR THREADS [FLAG...]: sets the array SERVER_CMD to the command line that starts
-# lavik on $HOST:$PORT with its data file and logs under DIR (created) and THREADS workers. When
+# lavik on $HOST:$PORT with its data file, logs and dump.rdb directory (`--dir`, so a dump.rdb in
+# the caller's directory is never imported) under DIR (created) and THREADS workers. When
 # SERVER_NCPUS (the size of the CPU mask the server runs in) is set and smaller than THREADS, the
 # workers are not pinned: pinned workers would each claim a CPU of the mask.
 lavik_command() {
@@ -254,7 +255,7 @@ lavik_command() {
   shift 3
   mkdir -p "$dir/data" "$dir/logs"
   SERVER_CMD=("$bin" --port "$PORT" --threads "$threads" --data-file "$dir/data/lavik.data"
-    --log-dir "$dir/logs" "$@")
+    --log-dir "$dir/logs" --dir "$dir" "$@")
   if [[ -n ${SERVER_NCPUS:-} ]] && ((threads > SERVER_NCPUS)); then
     SERVER_CMD+=(--no-pin-workers)
   fi
@@ -268,6 +269,20 @@ redis_command() {
   mkdir -p "$dir"
   SERVER_CMD=("$bin" --port "$PORT" --bind "$HOST" --save '' --appendonly no --daemonize no
     --dir "$dir" "$@")
+}
+
+# start_bench_server lavik|redis DIR THREADS: on a fresh PORT, starts LAVIK_BIN (THREADS workers,
+# not pinned, files under DIR) or REDIS_SERVER (files under DIR/redis), output in DIR/<name>.out,
+# and waits until it answers PING.
+start_bench_server() {
+  PORT=$(free_port)
+  if [[ $1 == lavik ]]; then
+    lavik_command "$LAVIK_BIN" "$2" "$3" --no-pin-workers
+  else
+    redis_command "$REDIS_SERVER" "$2/redis"
+  fi
+  launch_server "$2/$1.out"
+  wait_ready "start of $1"
 }
 
 # launch_server LOG: starts SERVER_CMD pinned to $SERVER_CPUS, output to LOG; sets SERVER_PID

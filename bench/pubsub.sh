@@ -49,20 +49,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_server() {
-  PORT=$(free_port)
-  if [[ $1 == lavik ]]; then
-    lavik_command "$LAVIK_BIN" "$TMP" "$LAVIK_THREADS" --no-pin-workers
-  else
-    redis_command "$REDIS_SERVER" "$TMP/redis"
-  fi
-  launch_server "$TMP/$1.out"
-  wait_ready "start of $1"
-}
 
 run_point() {  # server rate -> one result line
   local server=$1 rate=$2 line
-  start_server "$server"
+  start_bench_server "$server" "$TMP" "$LAVIK_THREADS"
   line=$(taskset -c "$CLIENT_CPUS" "$TOOL" --port "$PORT" --publishers "$PUBLISHERS" \
     --subscribers "$SUBSCRIBERS" --size "$PAYLOAD" --rate "$rate" --seconds "$SECONDS_PER_POINT" \
     --warmup "$WARMUP") || die "$TOOL failed against $server at $rate/s"

@@ -21,6 +21,7 @@
 #include "commands/list_ops.h"
 #include "commands/list_wait.h"
 #include "commands/multi_shard.h"
+#include "commands/stream_wait.h"
 #include "protocol/errors.h"
 
 namespace lavik {
@@ -161,6 +162,34 @@ void Tick() {
   }
 }
 
+// The store's write hook: `key` now holds a value of `type`, or was deleted.
+void OnShardWrite(void* arg, std::string_view key, ValueType type, bool deleted) {
+  Shard& shard = *static_cast<Shard*>(arg);
+  if (!deleted) OnListKeyWritten(shard, key, type);
+  // A stream deleted (DEL, RENAME, MOVE...) or replaced by another type (SET over it, DEL then
+  // a push in one EXEC): its blocked XREADGROUP readers fail as in Redis; XREAD readers look
+  // and block again.
+  if (deleted || type != ValueType::kStream) SignalStreamReady(shard, key);
+}
+
+// The store's expire hook: an expired stream's XREADGROUP readers fail, as on a deletion.
+void OnShardExpire(uint64_t fp, ValueType type) {
+  if (type == ValueType::kStream) SignalStreamExpired(fp);
+}
+
+// Runs fn(shard, key) on the worker of each key the command waits on, in turn. `fn` is a named
+// lambda of the caller: a temporary in a co_await operand trips GCC 12 (see below).
+template <typename Fn>
+Task OnWaitKeys(Context& ctx, const BlockingOps& ops, const Fn& fn) {
+  const KeyPlan plan(ctx, ops.keys);
+  for (size_t i = 0; i < ops.wait_keys; ++i) {
+    Shard* s = &ctx.shards->at(plan.shard_of(i));
+    std::string_view key = ops.keys[i];
+    // `fn` by reference: GCC 12 destroys a co_await operand's by-value captures twice.
+    co_await ShardHop(s->worker, [s, key, &fn]() { fn(*s, key); });
+  }
+}
+
 constexpr uint32_t kB = kCmdWrite | kCmdNoScript | kCmdBlocking | kCmdHome;
 
 const CommandSpec kListBlockingCommands[] = {
@@ -219,6 +248,14 @@ Task BlockUntilServed(Context& ctx, BlockingOps& ops) {
       co_await plan.Unlock();
     }
     if (done) {
+      if (front) {
+        // Woken, then failed at home (BLMOVE whose destination holds the wrong type): the value
+        // is still there, and goes to the next client blocked on the key, as in Redis.
+        const auto serve_next = [](Shard& s, std::string_view key) {
+          ServeListWaitersIfReady(s, key);
+        };
+        co_await OnWaitKeys(ctx, ops, serve_next);
+      }
       ops.reply(ctx);
       co_return;
     }
@@ -234,6 +271,7 @@ Task BlockUntilServed(Context& ctx, BlockingOps& ops) {
     w->home = Worker::Current();
     w->deadline_ms = deadline;
     w->fd = ctx.client->conn->fd();
+    w->client_id = ctx.client_id;
     w->type = ops.type;
     // Runs on the key's worker while this command is suspended below, so `ctx` and `ops` are
     // only read there; the reply is written here, at home.
@@ -247,29 +285,38 @@ Task BlockUntilServed(Context& ctx, BlockingOps& ops) {
       co_await ops.serve(sctx, key, served);
     };
     TrackBlockedWaiter(w);
-    const KeyPlan plan(ctx, ops.keys);
-    for (size_t i = 0; i < ops.wait_keys; ++i) {
-      Shard* s = &ctx.shards->at(plan.shard_of(i));
-      std::string_view key = ops.keys[i];
-      // `w` by reference: GCC 12 destroys a co_await operand's by-value captures twice.
-      co_await ShardHop(s->worker, [s, key, &w, front]() { QueueListWaiter(*s, key, w, front); });
-    }
+    const auto queue = [&w, front](Shard& s, std::string_view key) {
+      QueueListWaiter(s, key, w, front);
+    };
+    co_await OnWaitKeys(ctx, ops, queue);
     const ListWaiter::Outcome outcome = co_await WaitForList{w.get()};
     UntrackBlockedWaiter(w);
-    for (size_t i = 0; i < ops.wait_keys; ++i) {
-      Shard* s = &ctx.shards->at(plan.shard_of(i));
-      std::string_view key = ops.keys[i];
-      co_await ShardHop(s->worker, [key, p = w.get()]() { DequeueListWaiter(key, p); });
-    }
+    const auto dequeue = [p = w.get()](Shard&, std::string_view key) { DequeueListWaiter(key, p); };
+    co_await OnWaitKeys(ctx, ops, dequeue);
     if (outcome == ListWaiter::Outcome::kWoken && w->served) {
       ops.reply(ctx);
       co_return;
     }
     if (outcome != ListWaiter::Outcome::kWoken) {
-      ctx.reply->NullArray();  // timed out (or gone: nobody reads it, the connection closes)
+      ReplyWaitEnded(ctx, outcome);
       co_return;
     }
     front = true;  // woken to retry here: keep our turn if another client is faster
+  }
+}
+
+bool EndBlockedWait(uint64_t client_id, ListWaiter::Outcome why) {
+  for (const std::shared_ptr<ListWaiter>& w : blocked) {
+    if (w->client_id == client_id) return w->Claim(why);
+  }
+  return false;
+}
+
+void ReplyWaitEnded(Context& ctx, ListWaiter::Outcome why) {
+  if (why == ListWaiter::Outcome::kUnblockError) {
+    ctx.reply->Error(kErrUnblockedByClient);
+  } else if (why != ListWaiter::Outcome::kGone) {
+    ctx.reply->NullArray();  // the timeout's reply, for every blocking command Lavik has
   }
 }
 
@@ -279,7 +326,8 @@ uint64_t ListBlockedClients() { return blocked_total.load(std::memory_order_rela
 
 void StartListBlocking(Worker* w, Shard* shard) {
   w->AddTimer(kTickUs, &Tick);
-  WatchShardWrites(*shard);
+  shard->store.set_write_hook(&OnShardWrite, shard);
+  shard->store.set_expire_hook(&OnShardExpire);
 }
 
 void TrackBlockedWaiter(std::shared_ptr<ListWaiter> w) {

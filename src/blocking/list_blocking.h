@@ -31,8 +31,19 @@ std::span<const CommandSpec> ZSetBlockingCommands();
 uint64_t ListBlockedClients();
 
 // Adds the worker's timer that times out blocked clients and notices their hang-ups, and the
-// shard's write hook that serves them.
+// shard's write hook that serves them (and wakes the stream readers of a key whose stream was
+// deleted or replaced by another type) and expire hook (a stream that expired).
 void StartListBlocking(Worker* w, Shard* shard);
+
+// On the client's home worker: ends the wait of the client `client_id` if it is blocked here
+// in any blocking command (lists, sorted sets, streams) with `why`: kTimeout (CLIENT UNBLOCK
+// TIMEOUT: the command's timeout reply), kUnblockError (CLIENT UNBLOCK ERROR) or kGone (CLIENT
+// KILL: no reply). False if it is not blocked here, or a write serves it already.
+bool EndBlockedWait(uint64_t client_id, ListWaiter::Outcome why);
+
+// Replies what a blocked command answers when its wait ended without a wake-up: the timeout's
+// nil array, CLIENT UNBLOCK ERROR's error, or nothing for a client that is gone.
+void ReplyWaitEnded(Context& ctx, ListWaiter::Outcome why);
 
 // Redis 7.0's timeout argument (float seconds; 0 = forever) in ms, or replies its error.
 bool ParseTimeoutOrReply(Context& ctx, std::string_view arg, int64_t* ms);

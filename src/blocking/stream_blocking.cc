@@ -23,6 +23,7 @@
 #include "commands/multi_shard.h"
 #include "commands/stream_access.h"
 #include "commands/stream_wait.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 
 namespace lavik {
@@ -150,6 +151,7 @@ bool ParseWantsOrReply(Context& ctx, const ReadArgs& a, std::vector<KeyWant>* wa
 }
 
 struct KeyOutcome {
+  bool skip = false;  // a woken XREAD whose key is no stream now: nothing to read, block again
   std::string error;
   std::string reply;  // this key's part of the reply (RESP2: with its 2-element array header)
   bool served = false;
@@ -160,6 +162,19 @@ struct KeyOutcome {
 // or the group went away meanwhile.
 Task CheckKey(Store& st, Context& ctx, const ReadArgs& a, size_t i, bool woken, KeyWant* want,
               KeyOutcome* out) {
+  if (woken) {
+    // The key was replaced by another type while the reader waited (SET, DEL and a push in one
+    // EXEC): Redis fails a group reader and lets an XREAD reader wait on.
+    const KeyInfo info = st.Lookup(a.keys[i], ctx.now_ms);
+    if (info.exists && info.type != ValueType::kStream) {
+      if (a.group_mode) {
+        out->error = "UNBLOCKED the stream key no longer exists";
+      } else {
+        out->skip = true;
+      }
+      co_return;
+    }
+  }
   StreamRead r;
   if (!co_await ReadStream(st, a.keys[i], ctx.now_ms, true, &r, &out->error)) co_return;
   if (a.group_mode && woken && !r.info.exists) {
@@ -222,11 +237,13 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
                     KeyOutcome* out) {
   const int64_t now = ctx.now_ms;
   const auto limit = a.count == 0 ? SIZE_MAX : static_cast<size_t>(a.count);
-  co_await RewriteStream(
+  bool created = false;
+  const bool ok = co_await RewriteStream(
       st, a.keys[i], now,
       [&](Stream* s, bool) {
         out->reply.clear();
         out->served = false;
+        created = false;
         StreamGroup* g = s->FindGroup(a.group);
         if (g == nullptr) return Rewrite::kUnchanged;  // checked in pass 1, under the same lock
         if (want.new_only && (s->entries.empty() || s->entries.back().id <= g->last_id)) {
@@ -238,6 +255,7 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
         if (ci < 0) {
           g->consumers.push_back({std::string(a.consumer), now, -1});
           ci = static_cast<int>(g->consumers.size() - 1);
+          created = true;
         }
         g->consumers[ci].seen_ms = now;
         const auto c = static_cast<uint32_t>(ci);
@@ -301,6 +319,7 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
         return Rewrite::kWrite;
       },
       &out->error);
+  if (ok && created) NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", a.keys[i]);
 }
 
 Task ReadCommand(Context& ctx, bool group_mode) {
@@ -323,6 +342,7 @@ Task ReadCommand(Context& ctx, bool group_mode) {
     }
     size_t served = 0;
     for (size_t i = 0; i < a.keys.size() && error.empty(); ++i) {
+      if (outs[i].skip) continue;
       co_await plan.Run(plan.shard_of(i), [&, i](Store& st) -> Task {
         if (group_mode) {
           co_await ServeGroupRead(st, ctx, a, i, wants[i], &outs[i]);
@@ -340,6 +360,7 @@ Task ReadCommand(Context& ctx, bool group_mode) {
       w->home = Worker::Current();
       w->deadline_ms = deadline;
       w->fd = ctx.client->conn->fd();
+      w->client_id = ctx.client_id;
       for (size_t i = 0; i < a.keys.size(); ++i) {
         co_await plan.On(plan.shard_of(i), [&, i](Store&) { QueueStreamWaiter(a.keys[i], w); });
       }
@@ -372,7 +393,7 @@ Task ReadCommand(Context& ctx, bool group_mode) {
                        [&, i](Store&) { DequeueStreamWaiter(a.keys[i], w.get()); });
     }
     if (outcome != ListWaiter::Outcome::kWoken) {
-      ctx.reply->NullArray();  // timed out, or the client is gone and reads nothing
+      ReplyWaitEnded(ctx, outcome);
       co_return;
     }
     ctx.now_ms = NowMs();  // the retry delivers at its own time

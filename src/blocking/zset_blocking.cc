@@ -75,7 +75,7 @@ struct ZBlock {
               *out = ApplyChanges(v, std::move(changes), true);
               return Rewrite::kWrite;
             },
-            &error);
+            &error, {}, max ? "zpopmax" : "zpopmin");
       });
       if (!popped.empty()) key.assign(k);
     }

@@ -23,6 +23,7 @@ namespace lavik {
 struct AclUser;
 struct PubSubClient;
 class TxState;
+struct TrackingClient;
 
 class ClientState {
  public:
@@ -74,6 +75,8 @@ class ClientState {
 
   // Pub/Sub (pubsub/pubsub.h): created on the first subscription, null until then.
   std::unique_ptr<PubSubClient> pubsub;
+  // CLIENT TRACKING (tracking/tracking.h): null until the client tracks or is a REDIRECT target.
+  std::unique_ptr<TrackingClient> tracking;
 
   // Intrusive list of the worker's clients (for CLIENT LIST and shutdown).
   ClientState* prev = nullptr;

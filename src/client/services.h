@@ -6,15 +6,21 @@
 #pragma once
 
 #include <functional>
+#include <span>
+#include <string_view>
 #include <vector>
 
 namespace lavik {
 
 class Acl;
+class ClientState;
+class ShardSet;
+struct CommandSpec;
 class CommandTable;
 class Observability;
 class PubSub;
 class Replica;
+class Tracking;
 class Worker;
 struct WorkerStats;
 
@@ -25,10 +31,16 @@ struct Services {
   std::vector<Worker*> workers;            // by worker id
   std::vector<WorkerStats*> worker_stats;  // by worker id
   PubSub* pubsub = nullptr;
+  Tracking* tracking = nullptr;  // client-side caching (tracking/tracking.h)
+  // Called at home before EXEC or a script runs one command for a tracking client: remembers a
+  // read's keys (tracking/tracking.h; set by the server, which links tracking/).
+  void (*track_held)(const Services& services, ShardSet& shards, ClientState* client,
+                     const CommandSpec& spec, std::span<const std::string_view> args) = nullptr;
   Observability* observability = nullptr;
-  const CommandTable* commands = nullptr;  // scripts look up redis.call's commands here
-  const Acl* acl = nullptr;                // and check them against the client's user
-  Replica* replica = nullptr;              // REPLICAOF, ROLE (replication/replica.h)
+  const CommandTable* commands = nullptr;   // scripts look up redis.call's commands here
+  const Acl* acl = nullptr;                 // and check them against the client's user
+  std::function<bool()> over_memory_limit;  // denyoom commands are refused (memory_guard.h)
+  Replica* replica = nullptr;               // REPLICAOF, ROLE (replication/replica.h)
   // True while a read-only replica refuses writes from clients (scripts check it too).
   std::function<bool()> replica_read_only;
   bool refuses_writes() const { return replica_read_only && replica_read_only(); }

@@ -21,6 +21,7 @@
 #include "commands/families.h"
 #include "commands/multi_shard.h"
 #include "config/live_settings.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 #include "storage/store.h"
 
@@ -149,7 +150,7 @@ Task SetBit(Context& ctx) {
     if (!co_await ReadForWriteOrReply(ctx, ctx.args[1], &info, &v)) co_return;
     const bool grows = v.size() <= byte;
     const int old = !grows && (static_cast<unsigned char>(v[byte]) & mask) != 0 ? 1 : 0;
-    if (!grows && old == on) {  // nothing changes: no write
+    if (!grows && old == on) {  // nothing changes: no write, no event (as Redis)
       ctx.reply->Integer(old);
       co_return;
     }
@@ -158,6 +159,7 @@ Task SetBit(Context& ctx) {
     bool applied = false;
     if (!co_await WriteBackOrReply(ctx, info, v, &applied)) co_return;
     if (!applied) continue;
+    NotifyKeyspaceEvent(kNotifyString, "setbit", ctx.args[1]);
     ctx.reply->Integer(old);
     co_return;
   }
@@ -286,13 +288,17 @@ Task BitOp(Context& ctx) {
   if (error.empty()) {
     co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
       WriteResult w;
+      bool existed = false;
       if (result.empty()) {
-        bool existed;
         w = co_await st.Delete(plan.keys()[0], ctx.now_ms, &existed);
       } else {
         w = co_await st.Write(plan.keys()[0], ValueType::kString, result, 0);
       }
       if (!w.ok()) error = w.error;
+      if (w.ok() && (!result.empty() || existed)) {
+        NotifyKeyspaceEvent(result.empty() ? kNotifyGeneric : kNotifyString,
+                            result.empty() ? "del" : "set", plan.keys()[0]);
+      }
     });
   }
   co_await plan.Unlock();
@@ -364,9 +370,10 @@ bool ParseBitfieldOrReply(Context& ctx, std::vector<BitfieldStep>* steps, bool* 
 }
 
 // Runs the steps in order on `v` (grown to hold every written field). Each reply is a value or
-// nullopt (an overflow under FAIL: that step writes nothing). Returns whether v changed.
+// nullopt (an overflow under FAIL: that step writes nothing). Returns whether a step changed v —
+// every step that wrote, when `grew` (v was padded for them), as Redis counts changes.
 bool ApplyBitfield(const std::vector<BitfieldStep>& steps, std::string* v,
-                   std::vector<std::optional<int64_t>>* replies) {
+                   std::vector<std::optional<int64_t>>* replies, bool grew) {
   bool changed = false;
   for (const BitfieldStep& s : steps) {
     const int64_t old = GetBitfield(*v, s.offset, s.type);
@@ -384,7 +391,7 @@ bool ApplyBitfield(const std::vector<BitfieldStep>& steps, std::string* v,
     }
     replies->emplace_back(incr ? next : old);
     SetBitfield(v, s.offset, s.type, static_cast<uint64_t>(next));
-    changed |= next != old;
+    changed |= grew || next != old;
   }
   return changed;
 }
@@ -423,6 +430,7 @@ Task BitfieldGeneric(Context& ctx, bool read_only_command) {
     ctx.reply->Error(kErrBitfieldRo);
     co_return;
   }
+  bool changed = false;
   while (true) {
     KeyInfo info;
     std::string v;
@@ -432,11 +440,13 @@ Task BitfieldGeneric(Context& ctx, bool read_only_command) {
     if (grows) v.resize(need, '\0');
     replies.clear();
     // As in Redis, a key is created (or padded) even when every write fails under FAIL.
-    if (!ApplyBitfield(steps, &v, &replies) && !grows) break;
+    changed = ApplyBitfield(steps, &v, &replies, grows);
+    if (!changed && !grows) break;
     bool applied = false;
     if (!co_await WriteBackOrReply(ctx, info, v, &applied)) co_return;
     if (applied) break;
   }
+  if (changed) NotifyKeyspaceEvent(kNotifyString, "setbit", ctx.args[1]);  // as Redis: a change
   ReplyBitfield(ctx, replies);
 }
 

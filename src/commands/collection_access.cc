@@ -7,6 +7,7 @@
 #include "base/slot.h"
 #include "commands/collection_chunks.h"
 #include "commands/typed_read.h"
+#include "notify/keyspace_events.h"
 #include "storage/chunked.h"
 
 namespace lavik {
@@ -67,12 +68,27 @@ TaskOf<bool> ReadCollectionOrReply(Context& ctx, ValueType type, CollectionRead*
                                            scope);
 }
 
+void NotifyCollectionWrite(Store& st, std::string_view key, ValueType type, std::string_view event,
+                           int64_t now_ms) {
+  const uint32_t event_class = type == ValueType::kHash  ? kNotifyHash
+                               : type == ValueType::kSet ? kNotifySet
+                                                         : kNotifyZset;
+  if (!KeyspaceEventsOn(event_class | kNotifyGeneric)) return;  // one branch when off
+  NotifyKeyspaceEvent(event_class, event, key);
+  if (KeyspaceEventsOn(kNotifyGeneric) && !st.Lookup(key, now_ms).exists) {
+    NotifyKeyspaceEvent(kNotifyGeneric, "del", key);
+  }
+}
+
 Task RemoveMembers(Context& ctx, ValueType type) {
   const bool with_values = type == ValueType::kHash || type == ValueType::kZSet;
   const std::span<const std::string_view> members = ctx.args.subspan(2);
   int64_t removed = 0;
   bool ok = co_await RewriteCollectionOrReply(
       ctx, type,
+      type == ValueType::kHash  ? "hdel"
+      : type == ValueType::kSet ? "srem"
+                                : "zrem",
       [&](const CollectionView& v, bool, std::string* out) {
         std::vector<CollectionChange> changes;
         std::vector<std::string_view> gone;

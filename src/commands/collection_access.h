@@ -61,16 +61,23 @@ TaskOf<bool> StoreCollectionRead(Store& st, std::string_view key, ValueType type
 
 enum class Rewrite { kError, kUnchanged, kWrite };
 
+// The keyspace events of a write of collection `key` (of `type`): `event` in the type's class,
+// then "del" if the write left no key (the collection emptied). Runs on the key's worker.
+void NotifyCollectionWrite(Store& st, std::string_view key, ValueType type, std::string_view event,
+                           int64_t now_ms);
+
 // Read-modify-write of the collection at `key` on its worker, retried if another write came in
 // while it was read; the TTL stays, as in Redis. `modify(view, exists, &encoded)` either failed
 // (kError: it replied or set the error itself), needs no write (kUnchanged) or put the new
 // encoding in *encoded (kWrite; "" deletes the key). False on failure, with *error set unless
 // modify failed. `scope` (kAll or kMembers): with kMembers, a chunked collection's view holds
 // only the chunks of those members, so modify may add or remove only those members and must
-// not take v.size() for the collection's size.
+// not take v.size() for the collection's size. Once written, NotifyCollectionWrite reports
+// `event` (unless empty: the caller reports).
 template <typename Modify>
 TaskOf<bool> RewriteCollection(Store& st, std::string_view key, ValueType type, int64_t now_ms,
-                               Modify modify, std::string* error, ReadScope scope = {}) {
+                               Modify modify, std::string* error, ReadScope scope = {},
+                               std::string_view event = {}) {
   while (true) {
     CollectionRead cur;
     if (!co_await ReadCollection(st, key, type, now_ms, false, true, &cur, error, scope)) {
@@ -84,17 +91,21 @@ TaskOf<bool> RewriteCollection(Store& st, std::string_view key, ValueType type, 
     if (!co_await StoreCollectionRead(st, key, type, cur, encoded, &applied, error)) {
       co_return false;
     }
-    if (applied) co_return true;
+    if (applied) {
+      if (!event.empty()) NotifyCollectionWrite(st, key, type, event, now_ms);
+      co_return true;
+    }
   }
 }
 
-// RewriteCollection of ctx.args[1] by a handler running on its worker; replies errors.
+// RewriteCollection of ctx.args[1] by a handler running on its worker, reporting `event`;
+// replies errors.
 template <typename Modify>
-TaskOf<bool> RewriteCollectionOrReply(Context& ctx, ValueType type, Modify modify,
-                                      ReadScope scope = {}) {
+TaskOf<bool> RewriteCollectionOrReply(Context& ctx, ValueType type, std::string_view event,
+                                      Modify modify, ReadScope scope = {}) {
   std::string error;
   bool ok = co_await RewriteCollection(*ctx.store, ctx.args[1], type, ctx.now_ms, std::move(modify),
-                                       &error, scope);
+                                       &error, scope, event);
   if (!ok && !error.empty()) ctx.reply->Error(error);
   co_return ok;
 }

@@ -14,6 +14,7 @@
 #include "commands/families.h"
 #include "commands/key_copy.h"
 #include "commands/multi_shard.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 #include "storage/store.h"
 
@@ -54,10 +55,15 @@ Task Move(Context& ctx) {
   std::string error;
   bool moved = false;
   co_await plan.Lock();
-  bool dst_exists = false;
-  co_await plan.On(plan.shard_of(1),
-                   [&](Store& st) { dst_exists = st.Lookup(dst, ctx.now_ms).exists; });
-  if (!dst_exists) {
+  // Redis looks both keys up for writing: no keyspace hit, miss or "keymiss".
+  bool src_exists = false, dst_exists = false;
+  co_await plan.On(plan.shard_of(0),
+                   [&](Store& st) { src_exists = st.Lookup(src, ctx.now_ms).exists; });
+  if (src_exists) {
+    co_await plan.On(plan.shard_of(1),
+                     [&](Store& st) { dst_exists = st.Lookup(dst, ctx.now_ms).exists; });
+  }
+  if (src_exists && !dst_exists) {
     co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
       co_await ReadKeyCopy(st, src, ctx.now_ms, &value, &error);
     });
@@ -73,6 +79,7 @@ Task Move(Context& ctx) {
       WriteResult w = co_await st.Delete(src, ctx.now_ms, &existed);
       if (!w.ok()) error = w.error;
     });
+    if (error.empty()) NotifyKeyMoved(src, dst);
   }
   co_await plan.Unlock();
   if (!error.empty()) {

@@ -12,6 +12,7 @@
 #include "commands/key_copy.h"
 #include "commands/multi_shard.h"
 #include "commands/rdb_limits.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 #include "rdb/payload.h"
 
@@ -124,10 +125,11 @@ Task Restore(Context& ctx) {
       if (exists) {
         WriteResult w = co_await st.Delete(key, ctx.now_ms, &existed);
         if (!w.ok()) error = w.error;
+        if (existed) NotifyKeyspaceEvent(kNotifyGeneric, "del", key);
       }
       co_return;
     }
-    co_await WriteKeyCopy(st, key, copy, &error);
+    if (co_await WriteKeyCopy(st, key, copy, &error)) NotifyKeyWritten(key, exists, "restore");
   });
   co_await plan.Unlock();
   if (!error.empty()) {

@@ -140,7 +140,7 @@ Task GeoAdd(Context& ctx) {
   }
   int64_t added = 0, changed = 0;
   const bool ok = co_await RewriteCollectionOrReply(
-      ctx, kZSet,
+      ctx, kZSet, "zadd",
       [&](const CollectionView& v, bool, std::string* out) {
         added = changed = 0;
         std::vector<CollectionChange> changes;
@@ -505,7 +505,8 @@ Task SearchRead(Context& ctx, uint32_t flags, SearchArgs& a, KeyPlan& plan,
   std::vector<ZEntry> entries;
   entries.reserve(points.size());
   for (const GeoPoint& p : points) entries.push_back({a.storedist ? p.dist : p.score, p.member});
-  co_await StoreZSetResult(ctx, plan, 1, entries, error);
+  co_await StoreZSetResult(
+      ctx, plan, 1, (flags & kSearchStore) ? "geosearchstore" : "georadiusstore", entries, error);
   if (error->empty()) {
     ctx.reply->Integer(static_cast<int64_t>(points.size()));
     *replied = true;

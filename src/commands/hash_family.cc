@@ -26,7 +26,7 @@ Task SetFields(Context& ctx, bool reply_ok) {
   std::vector<std::string_view> fields;
   for (size_t i = 2; i + 1 < ctx.args.size(); i += 2) fields.push_back(ctx.args[i]);
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kHash,
+      ctx, kHash, "hset",
       [&](const CollectionView& v, bool, std::string* out) {
         std::vector<CollectionChange> changes;
         changes.reserve(ctx.args.size() / 2 - 1);
@@ -59,7 +59,7 @@ Task HMSet(Context& ctx) { co_await SetFields(ctx, true); }
 Task HSetNx(Context& ctx) {
   bool set = false;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kHash,
+      ctx, kHash, "hset",
       [&](const CollectionView& v, bool, std::string* out) {
         set = v.Find(ctx.args[2]) < 0;
         if (!set) return Rewrite::kUnchanged;
@@ -153,7 +153,7 @@ Task HIncrBy(Context& ctx) {
   }
   int64_t value = 0;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kHash,
+      ctx, kHash, "hincrby",
       [&](const CollectionView& v, bool, std::string* out) {
         value = 0;
         int64_t i = v.Find(ctx.args[2]);
@@ -188,7 +188,7 @@ Task HIncrByFloat(Context& ctx) {
   }
   std::string text;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kHash,
+      ctx, kHash, "hincrbyfloat",
       [&](const CollectionView& v, bool, std::string* out) {
         long double value = 0;
         int64_t i = v.Find(ctx.args[2]);

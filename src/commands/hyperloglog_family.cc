@@ -14,6 +14,7 @@
 #include "commands/families.h"
 #include "commands/multi_shard.h"
 #include "config/live_settings.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 #include "storage/store.h"
 
@@ -128,6 +129,7 @@ Task PfAdd(Context& ctx) {
       if (corrupt) {
         ctx.reply->Error(kErrHllCorrupt);
       } else {
+        NotifyKeyspaceEvent(kNotifyString, "pfadd", key);
         ctx.reply->Integer(1);
       }
       co_return;
@@ -216,6 +218,7 @@ Task PfMerge(Context& ctx) {
       co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
         WriteResult w = co_await st.Write(plan.keys()[0], ValueType::kString, dest.value, expire);
         if (!w.ok()) error = w.error;
+        if (w.ok()) NotifyKeyspaceEvent(kNotifyString, "pfadd", plan.keys()[0]);
       });
       ok = true;
     }

@@ -12,13 +12,14 @@
 #include "commands/list_chunks.h"
 #include "commands/multi_shard.h"
 #include "commands/stream_chunked.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 
 namespace lavik {
 
 TaskOf<bool> ReadKeyCopy(Store& st, std::string_view key, int64_t now_ms, KeyCopy* out,
                          std::string* error) {
-  const KeyInfo info = st.Lookup(key, now_ms);
+  const KeyInfo info = st.LookupRead(key, now_ms);  // DUMP and COPY read it, as Redis counts
   out->exists = info.exists;
   if (!info.exists) co_return true;
   ReadResult r = co_await st.ReadValue(key, info);
@@ -47,6 +48,11 @@ TaskOf<bool> WriteKeyCopy(Store& st, std::string_view key, const KeyCopy& copy,
     co_return false;
   }
   co_return true;
+}
+
+void NotifyKeyWritten(std::string_view key, bool replaced, std::string_view event) {
+  if (replaced) NotifyKeyspaceEvent(kNotifyNew, "new", key);
+  NotifyKeyspaceEvent(kNotifyGeneric, event, key);
 }
 
 namespace {
@@ -93,8 +99,10 @@ Task Copy(Context& ctx) {
   });
   if (error.empty() && value.exists) {
     co_await plan.Run(plan.shard_of(1), [&](Store& st) -> Task {
-      if (!replace && st.Lookup(dst, ctx.now_ms).exists) co_return;
+      const bool dst_exists = st.Lookup(dst, ctx.now_ms).exists;
+      if (!replace && dst_exists) co_return;
       copied = co_await WriteKeyCopy(st, dst, value, &error);
+      if (copied) NotifyKeyWritten(dst, dst_exists, "copy_to");
     });
   }
   co_await plan.Unlock();

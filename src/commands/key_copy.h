@@ -24,11 +24,15 @@ struct KeyCopy {
   int64_t expire_ms = 0;  // 0: no TTL
 };
 
-// Reads `key` into *out (out->exists false if it is missing). False with *error on an I/O error.
+// Reads `key` into *out (out->exists false if it is missing), counting a keyspace hit or miss
+// (a miss reports "keymiss"). False with *error on an I/O error.
 TaskOf<bool> ReadKeyCopy(Store& st, std::string_view key, int64_t now_ms, KeyCopy* out,
                          std::string* error);
 // Writes `copy` as `key`, replacing what is there (TTL included). False with *error on failure.
 TaskOf<bool> WriteKeyCopy(Store& st, std::string_view key, const KeyCopy& copy, std::string* error);
+// The keyspace events of a key written whole (COPY "copy_to", RESTORE "restore"): Redis deletes
+// a replaced key and adds the new one, so "new" comes even then (the store saw a rewrite).
+void NotifyKeyWritten(std::string_view key, bool replaced, std::string_view event);
 
 std::span<const CommandSpec> CopyCommands();
 

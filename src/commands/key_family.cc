@@ -16,6 +16,7 @@
 #include "commands/multi_shard.h"
 #include "commands/stream_chunked.h"
 #include "commands/stream_wait.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
 #include "storage/store.h"
@@ -56,8 +57,7 @@ Task Del(Context& ctx) {
         WriteResult w = co_await st.Delete(plan.keys()[i], ctx.now_ms, &existed);
         if (!w.ok()) error = w.error;
         if (existed) ++count;
-        // XREADGROUP readers blocked on a deleted stream fail at once, as in Redis.
-        if (existed) SignalStreamReady(ctx.shards->at(s), plan.keys()[i]);
+        if (existed) NotifyKeyspaceEvent(kNotifyGeneric, "del", plan.keys()[i]);
       }
     });
   }
@@ -76,7 +76,7 @@ Task Exists(Context& ctx) {
   for (int s : plan.shards()) {
     co_await plan.On(s, [&](Store& st) {
       for (size_t i = 0; i < plan.keys().size(); ++i) {
-        if (plan.shard_of(i) == s && st.Lookup(plan.keys()[i], ctx.now_ms).exists) ++count;
+        if (plan.shard_of(i) == s && st.LookupRead(plan.keys()[i], ctx.now_ms).exists) ++count;
       }
     });
   }
@@ -84,7 +84,7 @@ Task Exists(Context& ctx) {
 }
 
 Task Type(Context& ctx) {
-  KeyInfo info = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+  KeyInfo info = ctx.store->LookupRead(ctx.args[1], ctx.now_ms);
   ctx.reply->Simple(info.exists ? TypeName(info.type) : "none");
   co_return;
 }
@@ -95,7 +95,8 @@ TaskOf<bool> RewriteExpireOrReply(Context& ctx, const KeyInfo& info, int64_t exp
                                   bool* applied) {
   Store& st = *ctx.store;
   WriteResult w;
-  if (expire_ms != 0 && expire_ms <= ctx.now_ms) {
+  const bool past = expire_ms != 0 && expire_ms <= ctx.now_ms;
+  if (past) {
     w = co_await st.DeleteIf(ctx.args[1], info.loc, applied);
   } else {
     ReadResult r = co_await st.ReadValue(ctx.args[1], info);
@@ -109,6 +110,13 @@ TaskOf<bool> RewriteExpireOrReply(Context& ctx, const KeyInfo& info, int64_t exp
     }
     std::string value(r.value);
     w = co_await st.WriteIf(ctx.args[1], info.loc, info.type, value, expire_ms, applied);
+  }
+  if (w.ok() && *applied) {
+    NotifyKeyspaceEvent(kNotifyGeneric,
+                        past             ? "del"
+                        : expire_ms != 0 ? "expire"
+                                         : "persist",
+                        ctx.args[1]);
   }
   co_return WriteOkOrReply(ctx, w);
 }
@@ -189,7 +197,7 @@ Task PExpireAt(Context& ctx) { co_await ExpireGeneric(ctx, 0, false); }
 
 // TTL / PTTL / EXPIRETIME / PEXPIRETIME.
 Task TtlGeneric(Context& ctx, bool ms, bool absolute) {
-  KeyInfo info = ctx.store->Lookup(ctx.args[1], ctx.now_ms);
+  KeyInfo info = ctx.store->LookupRead(ctx.args[1], ctx.now_ms);
   if (!info.exists) {
     ctx.reply->Integer(-2);
     co_return;
@@ -261,12 +269,17 @@ Task RenameGeneric(Context& ctx, bool nx) {
       co_await plan.Run(ds, [&](Store& st) -> Task {
         WriteResult w = co_await st.Write(dst, src_info.type, value, src_info.expire_ms);
         if (!w.ok()) error = w.error;
+        // Redis deletes the old destination and adds the key anew (the store saw a rewrite).
+        if (w.ok() && dst_found) NotifyKeyspaceEvent(kNotifyNew, "new", dst);
       });
       if (error.empty()) {
         co_await plan.Run(ss, [&](Store& st) -> Task {
           bool applied;
           WriteResult w = co_await st.DeleteIf(src, src_info.loc, &applied);
           if (!w.ok()) error = w.error;
+          // Both from here, so they arrive in this order wherever the destination lives.
+          NotifyKeyspaceEvent(kNotifyGeneric, "rename_from", src);
+          if (w.ok()) NotifyKeyspaceEvent(kNotifyGeneric, "rename_to", dst);
         });
       }
     }
@@ -479,7 +492,10 @@ Task FlushEverything(Context& ctx, std::string_view name, std::string* error) {
     *error = "ERR " + std::string(name) + " failed: " + *error;
   }
   for (int s = 0; s < ctx.shards->size(); ++s) {
-    co_await OnShard(ctx, s, [&](Store& st) { st.ReleaseFlushed(flush_seq); });
+    co_await OnShard(ctx, s, [&](Store& st) {
+      st.ReleaseFlushed(flush_seq);
+      SignalAllStreamWaiters();  // blocked XREADGROUP readers fail, as in Redis
+    });
   }
 }
 
@@ -493,6 +509,7 @@ Task FlushOneDb(Context& ctx, std::string* error) {
       bool ok = false;
       co_await st.FlushDb(ctx.db, &ok);
       if (!ok && error->empty()) *error = "ERR FLUSHDB failed: " + st.log().error();
+      SignalAllStreamWaiters();  // blocked XREADGROUP readers of the database fail
     });
   }
   if (error->empty() && !first.file().SetDbFlushSeq(ctx.db, flush_seq, error)) {

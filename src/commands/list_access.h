@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "commands/collection_access.h"
+#include "notify/keyspace_events.h"
 #include "storage/chunked.h"
 #include "storage/list_record.h"
 
@@ -85,14 +86,16 @@ struct ListWindow {
 // Read-modify-write of the window `scope` of the list at `key`, retried if another write landed
 // while it read; the TTL stays. `modify(window, exists, &elements)` gets the window's elements
 // in *elements and edits them; it returns kError (it replied itself), kUnchanged or kWrite (a
-// list left empty is deleted).
+// list left empty is deleted). Once written, the keyspace event `event` is reported (unless
+// empty: the caller reports), then "del" if the list was left empty.
 template <typename Modify>
 TaskOf<bool> RewriteList(Store& st, std::string_view key, int64_t now_ms, ListScope scope,
-                         Modify modify, std::string* error) {
+                         Modify modify, std::string* error, std::string_view event = {}) {
   while (true) {
     ListRead cur;
     if (!co_await ReadList(st, key, now_ms, false, true, &cur, error, scope)) co_return false;
     std::vector<std::string_view> elements = cur.view.Elements();
+    const size_t window_before = elements.size();
     const ListWindow window{cur.size, cur.base, &cur.view};
     Rewrite what = modify(window, cur.info.exists, &elements);
     if (what == Rewrite::kError) co_return false;
@@ -101,7 +104,15 @@ TaskOf<bool> RewriteList(Store& st, std::string_view key, int64_t now_ms, ListSc
     if (!co_await StoreListWindow(st, key, cur, scope, elements, &applied, error)) {
       co_return false;
     }
-    if (applied) co_return true;
+    if (applied) {
+      if (!event.empty()) {
+        NotifyKeyspaceEvent(kNotifyList, event, key);
+        if (cur.size - window_before + elements.size() == 0) {
+          NotifyKeyspaceEvent(kNotifyGeneric, "del", key);
+        }
+      }
+      co_return true;
+    }
   }
 }
 
@@ -109,31 +120,32 @@ TaskOf<bool> RewriteList(Store& st, std::string_view key, int64_t now_ms, ListSc
 // chunked list, though only the chunks whose elements changed are written back).
 template <typename Modify>
 TaskOf<bool> RewriteList(Store& st, std::string_view key, int64_t now_ms, Modify modify,
-                         std::string* error) {
+                         std::string* error, std::string_view event = {}) {
   co_return co_await RewriteList(
       st, key, now_ms, ListScope::All(),
       [&](const ListWindow& w, bool exists, std::vector<std::string_view>* e) {
         return modify(*w.view, exists, e);
       },
-      error);
+      error, event);
 }
 
-// RewriteList of ctx.args[1] by a handler running on its worker; replies the error if it
-// fails (as RewriteCollectionOrReply), so the caller replies only on success.
+// RewriteList of ctx.args[1] by a handler running on its worker, reporting `event`; replies the
+// error if it fails (as RewriteCollectionOrReply), so the caller replies only on success.
 template <typename Modify>
-TaskOf<bool> RewriteListOrReply(Context& ctx, ListScope scope, Modify modify) {
+TaskOf<bool> RewriteListOrReply(Context& ctx, std::string_view event, ListScope scope,
+                                Modify modify) {
   std::string error;
   const bool ok = co_await RewriteList(*ctx.store, ctx.args[1], ctx.now_ms, std::move(scope),
-                                       std::move(modify), &error);
+                                       std::move(modify), &error, event);
   if (!ok) ctx.reply->Error(error);
   co_return ok;
 }
 
 // The whole-list form.
 template <typename Modify>
-TaskOf<bool> RewriteListOrReply(Context& ctx, Modify modify) {
+TaskOf<bool> RewriteListOrReply(Context& ctx, std::string_view event, Modify modify) {
   co_return co_await RewriteListOrReply(
-      ctx, ListScope::All(),
+      ctx, event, ListScope::All(),
       [&](const ListWindow& w, bool exists, std::vector<std::string_view>* e) {
         return modify(*w.view, exists, e);
       });

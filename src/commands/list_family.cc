@@ -24,7 +24,8 @@ using Elements = std::vector<std::string_view>;
 // LPUSH/RPUSH and their X forms (only if the list exists).
 Task PushGeneric(Context& ctx, bool left, bool only_if_exists) {
   int64_t len = 0;
-  bool ok = co_await RewriteListOrReply(ctx, left ? ListScope::Head(1) : ListScope::Tail(1),
+  bool ok = co_await RewriteListOrReply(ctx, left ? "lpush" : "rpush",
+                                        left ? ListScope::Head(1) : ListScope::Tail(1),
                                         [&](const ListWindow& w, bool exists, Elements* e) {
                                           if (!exists && only_if_exists) {
                                             len = 0;
@@ -49,15 +50,15 @@ Task PopGeneric(Context& ctx, bool left) {
   if (!ParsePopCountOrReply(ctx, true, &with_count, &count)) co_return;
   std::vector<std::string> popped;
   bool existed = false;
-  bool ok =
-      co_await RewriteListOrReply(ctx, left ? ListScope::Head(count) : ListScope::Tail(count),
-                                  [&](const ListWindow&, bool exists, Elements* e) {
-                                    existed = exists;
-                                    popped.clear();
-                                    if (!exists || count == 0) return Rewrite::kUnchanged;
-                                    PopElements(e, static_cast<uint64_t>(count), left, &popped);
-                                    return Rewrite::kWrite;
-                                  });
+  bool ok = co_await RewriteListOrReply(
+      ctx, left ? "lpop" : "rpop", left ? ListScope::Head(count) : ListScope::Tail(count),
+      [&](const ListWindow&, bool exists, Elements* e) {
+        existed = exists;
+        popped.clear();
+        if (!exists || count == 0) return Rewrite::kUnchanged;
+        PopElements(e, static_cast<uint64_t>(count), left, &popped);
+        return Rewrite::kWrite;
+      });
   if (!ok) co_return;
   if (!existed) {
     if (with_count) {
@@ -138,7 +139,7 @@ Task LSet(Context& ctx) {
   }
   std::string_view failure;
   bool ok = co_await RewriteListOrReply(
-      ctx, ListScope::Index(index), [&](const ListWindow& w, bool exists, Elements* e) {
+      ctx, "lset", ListScope::Index(index), [&](const ListWindow& w, bool exists, Elements* e) {
         uint32_t i;
         failure = {};
         if (!exists) {
@@ -167,18 +168,19 @@ Task LInsert(Context& ctx) {
     co_return;
   }
   int64_t result = 0;
-  bool ok = co_await RewriteListOrReply(ctx, [&](const ListView&, bool exists, Elements* e) {
-    result = 0;
-    if (!exists) return Rewrite::kUnchanged;
-    auto it = std::find(e->begin(), e->end(), ctx.args[3]);
-    if (it == e->end()) {
-      result = -1;
-      return Rewrite::kUnchanged;
-    }
-    e->insert(after ? it + 1 : it, ctx.args[4]);
-    result = static_cast<int64_t>(e->size());
-    return Rewrite::kWrite;
-  });
+  bool ok =
+      co_await RewriteListOrReply(ctx, "linsert", [&](const ListView&, bool exists, Elements* e) {
+        result = 0;
+        if (!exists) return Rewrite::kUnchanged;
+        auto it = std::find(e->begin(), e->end(), ctx.args[3]);
+        if (it == e->end()) {
+          result = -1;
+          return Rewrite::kUnchanged;
+        }
+        e->insert(after ? it + 1 : it, ctx.args[4]);
+        result = static_cast<int64_t>(e->size());
+        return Rewrite::kWrite;
+      });
   if (ok) ctx.reply->Integer(result);
 }
 
@@ -190,10 +192,11 @@ Task LRem(Context& ctx) {
     co_return;
   }
   int64_t removed = 0;
-  bool ok = co_await RewriteListOrReply(ctx, [&](const ListView&, bool exists, Elements* e) {
-    removed = exists ? RemoveElements(e, ctx.args[3], count) : 0;
-    return removed > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
-  });
+  bool ok =
+      co_await RewriteListOrReply(ctx, "lrem", [&](const ListView&, bool exists, Elements* e) {
+        removed = exists ? RemoveElements(e, ctx.args[3], count) : 0;
+        return removed > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
+      });
   if (ok) ctx.reply->Integer(removed);
 }
 
@@ -204,7 +207,8 @@ Task LTrim(Context& ctx) {
     co_return;
   }
   bool ok = co_await RewriteListOrReply(
-      ctx, ListScope::Trim(start, stop), [&](const ListWindow& w, bool exists, Elements* e) {
+      ctx, "ltrim", ListScope::Trim(start, stop),
+      [&](const ListWindow& w, bool exists, Elements* e) {
         if (!exists) return Rewrite::kUnchanged;
         uint32_t from, to;
         if (!ClampRange(static_cast<uint32_t>(w.size), start, stop, &from, &to)) {

@@ -6,6 +6,7 @@
 #include "base/db_key.h"
 #include "base/numbers.h"
 #include "commands/list_access.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 
 namespace lavik {
@@ -63,7 +64,17 @@ Task MoveOnce(Context& ctx, KeyPlan& plan, bool from_left, bool to_left, MoveRes
     co_return;
   }
   out->dst_shard = plan.shard_of(1);
-  if (rotate_whole) co_return;
+  // Redis's order: the push, then the pop, then "del" of an emptied source — all reported from
+  // the destination's worker, after the push, so they arrive in that order.
+  auto notify = [&]() {
+    NotifyKeyspaceEvent(kNotifyList, to_left ? "lpush" : "rpush", dst);
+    NotifyKeyspaceEvent(kNotifyList, from_left ? "lpop" : "rpop", src);
+    if (from.size == 1 && src != dst) NotifyKeyspaceEvent(kNotifyGeneric, "del", src);
+  };
+  if (rotate_whole) {
+    notify();
+    co_return;
+  }
   co_await plan.Run(plan.shard_of(1), [&](Store& st) -> Task {
     const std::string_view one[] = {out->element};
     co_await RewriteList(
@@ -73,6 +84,7 @@ Task MoveOnce(Context& ctx, KeyPlan& plan, bool from_left, bool to_left, MoveRes
           return Rewrite::kWrite;
         },
         &out->error);
+    if (out->error.empty()) notify();
   });
 }
 
@@ -119,7 +131,7 @@ Task MPopOnce(Context& ctx, KeyPlan& plan, const MPopArgs& a, PopResult* out) {
             PopElements(e, static_cast<uint64_t>(a.count), a.left, &out->elements);
             return Rewrite::kWrite;
           },
-          &out->error);
+          &out->error, a.left ? "lpop" : "rpop");
       popped = out->error.empty() && !out->elements.empty();
     });
     if (!out->error.empty()) co_return;

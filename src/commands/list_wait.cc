@@ -126,19 +126,25 @@ void StartDrain(Shard& shard, std::string_view key) {
   }
 }
 
-void OnWrite(void* arg, std::string_view key, ValueType type) {
+}  // namespace
+
+void OnListKeyWritten(Shard& shard, std::string_view key, ValueType type) {
   if (queues.empty()) return;  // the common case: nobody blocks on this worker
   auto it = queues.find(std::string(key));
   if (it == queues.end()) return;
   for (const std::shared_ptr<ListWaiter>& w : it->second) {
     if (w->type == type && !w->claimed.load(std::memory_order_relaxed)) {
-      StartDrain(*static_cast<Shard*>(arg), key);
+      StartDrain(shard, key);
       return;
     }
   }
 }
 
-}  // namespace
+void ServeListWaitersIfReady(Shard& shard, std::string_view key) {
+  if (queues.find(std::string(key)) == queues.end()) return;
+  const KeyInfo info = shard.store.Lookup(key, NowMs());
+  if (info.exists) OnListKeyWritten(shard, key, info.type);
+}
 
 bool ClientHungUp(int fd) {
   pollfd p{fd, POLLRDHUP, 0};
@@ -166,7 +172,5 @@ void QueueListWaiter(Shard& shard, std::string_view key, std::shared_ptr<ListWai
 }
 
 void DequeueListWaiter(std::string_view key, const ListWaiter* w) { EraseWaiter(queues, key, w); }
-
-void WatchShardWrites(Shard& shard) { shard.store.set_write_hook(&OnWrite, &shard); }
 
 }  // namespace lavik

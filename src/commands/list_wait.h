@@ -36,7 +36,9 @@
 namespace lavik {
 
 struct ListWaiter : MailboxItem {
-  enum class Outcome { kNone, kWoken, kTimeout, kGone };
+  // kTimeout: the deadline passed, or CLIENT UNBLOCK (TIMEOUT); kUnblockError: CLIENT UNBLOCK
+  // ERROR; kGone: the client hung up or was killed (nothing is replied).
+  enum class Outcome { kNone, kWoken, kTimeout, kUnblockError, kGone };
 
   std::atomic<bool> claimed{false};
   Worker* home = nullptr;
@@ -46,6 +48,7 @@ struct ListWaiter : MailboxItem {
   int woken_shard = -1;
   int64_t deadline_ms = 0;  // 0: wait forever
   int fd = -1;              // the client's socket, polled for a hang-up
+  uint64_t client_id = 0;   // CLIENT UNBLOCK and CLIENT KILL find the waiter by it
   bool arrived = false;     // home: the claim reached home (before or after the wait)
 
   ValueType type = ValueType::kList;  // what a key must hold to serve this waiter
@@ -81,8 +84,13 @@ void EraseWaiter(Queues& queues, std::string_view key, const ListWaiter* w) {
 }
 // Whether the client at `fd` hung up (a non-blocking poll; any thread).
 bool ClientHungUp(int fd);
-// Installs the write hook on the shard's store (at worker start, on its thread).
-void WatchShardWrites(Shard& shard);
+// On the key's worker, from the store's write hook: `key` now holds a value of `type`; serves
+// the key's waiters that want it (after the writing command).
+void OnListKeyWritten(Shard& shard, std::string_view key, ValueType type);
+// On the key's worker: serves the key's waiters if it holds what one wants. For a woken
+// command that did not take the value after all (BLMOVE whose destination had the wrong type),
+// so the value goes to the next waiter, as Redis hands it on.
+void ServeListWaitersIfReady(Shard& shard, std::string_view key);
 
 // Awaits the outcome: `co_await WaitForList(w)` suspends until Claim posts the waiter home.
 struct WaitForList {

@@ -12,6 +12,7 @@
 #include "commands/collection_access.h"
 #include "commands/families.h"
 #include "commands/multi_shard.h"
+#include "notify/keyspace_events.h"
 
 namespace lavik {
 namespace {
@@ -25,7 +26,7 @@ constexpr std::string_view kErrRangeLong =
 Task SAdd(Context& ctx) {
   int64_t added = 0;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kSet,
+      ctx, kSet, "sadd",
       [&](const CollectionView& v, bool, std::string* out) {
         std::vector<CollectionChange> changes;
         std::vector<std::string_view> fresh;
@@ -113,7 +114,7 @@ Task SPop(Context& ctx) {
   if (!ParsePopCountOrReply(ctx, false, &with_count, &count)) co_return;
   std::vector<std::string> popped;
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kSet,
+      ctx, kSet, "spop",
       [&](const CollectionView& v, bool, std::string* out) {
         popped.clear();
         if (v.empty() || count == 0) return Rewrite::kUnchanged;
@@ -220,6 +221,7 @@ std::vector<std::string_view> Combine(const std::vector<CollectionRead>& sets, S
 
 // SINTER / SUNION / SDIFF and their STORE forms (dst = the first argument).
 Task SetOpGeneric(Context& ctx, SetOp op, bool store) {
+  static constexpr std::string_view kStoreEvents[] = {"sinterstore", "sunionstore", "sdiffstore"};
   KeyPlan plan(ctx, ctx.args.subspan(1));
   const size_t first = store ? 1 : 0;
   SetCopies in;
@@ -238,13 +240,18 @@ Task SetOpGeneric(Context& ctx, SetOp op, bool store) {
     // The destination is replaced whatever its type, and loses its TTL (a new key).
     co_await plan.Run(plan.shard_of(0), [&](Store& st) -> Task {
       WriteResult w;
+      bool existed = false;
       if (encoded.empty()) {
-        bool existed;
         w = co_await st.Delete(plan.keys()[0], ctx.now_ms, &existed);
       } else {
         w = co_await st.Write(plan.keys()[0], kSet, encoded, 0);
       }
       if (!w.ok()) error = w.error;
+      if (w.ok() && !encoded.empty()) {
+        NotifyKeyspaceEvent(kNotifySet, kStoreEvents[static_cast<int>(op)], plan.keys()[0]);
+      } else if (w.ok() && existed) {
+        NotifyKeyspaceEvent(kNotifyGeneric, "del", plan.keys()[0]);
+      }
     });
   }
   co_await plan.Unlock();
@@ -335,14 +342,21 @@ Task SMove(Context& ctx) {
     if (!applied) continue;  // a write slipped in before the locks were taken: start over
     moved = 1;
     co_await plan.Run(plan.shard_of(1), [&](Store& st) -> Task {
+      // Redis's order, all from here so they arrive in it: the removal, the source's "del" if
+      // it emptied, then the addition ("new" first, from the store, if it creates the key).
+      NotifyKeyspaceEvent(kNotifySet, "srem", src);
+      if (from.size == 1) NotifyKeyspaceEvent(kNotifyGeneric, "del", src);
+      bool added = false;
       co_await RewriteCollection(
           st, dst, kSet, ctx.now_ms,
           [&](const CollectionView& v, bool, std::string* out) {
-            if (v.Find(member) >= 0) return Rewrite::kUnchanged;
+            added = v.Find(member) < 0;
+            if (!added) return Rewrite::kUnchanged;
             *out = ApplyChanges(v, {{member, {}, false}}, false);
             return Rewrite::kWrite;
           },
           &error, ReadScope::Members({&member, 1}));
+      if (added && error.empty()) NotifyKeyspaceEvent(kNotifySet, "sadd", dst);
     });
     break;
   }

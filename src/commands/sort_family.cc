@@ -254,9 +254,10 @@ Task StoreSortResult(Context& ctx, KeyPlan& plan, std::string_view key,
                      const std::vector<std::string_view>& elements, std::string* error) {
   co_await plan.Run(plan.shard_of(1), [&](Store& st) -> Task {
     if (elements.empty()) {
-      bool existed;
+      bool existed = false;
       WriteResult w = co_await st.Delete(key, ctx.now_ms, &existed);
       if (!w.ok()) *error = w.error;
+      if (w.ok() && existed) NotifyKeyspaceEvent(kNotifyGeneric, "del", key);
       co_return;
     }
     while (error->empty()) {
@@ -264,8 +265,11 @@ Task StoreSortResult(Context& ctx, KeyPlan& plan, std::string_view key,
       cur.info = st.Lookup(key, ctx.now_ms);
       cur.info.expire_ms = 0;
       bool applied = false;
-      if (!co_await StoreListWindow(st, key, cur, ListScope::All(), elements, &applied, error) ||
-          applied) {
+      if (!co_await StoreListWindow(st, key, cur, ListScope::All(), elements, &applied, error)) {
+        co_return;
+      }
+      if (applied) {
+        NotifyKeyspaceEvent(kNotifyList, "sortstore", key);
         co_return;
       }
     }

@@ -1,13 +1,19 @@
 #include "commands/stream_access.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "base/ascii.h"
 #include "base/numbers.h"
+#include "config/live_settings.h"
 
 namespace lavik {
 namespace {
 
-// Redis's stream-node-max-entries default: with "~" a trim removes whole nodes of this many.
-constexpr int64_t kNodeEntries = 100;
+// "~" without LIMIT trims at most this many nodes' worth of entries (10000 if nodes are
+// unbounded), as Redis.
+constexpr int64_t kDefaultLimitNodes = 100;
+constexpr int64_t kDefaultLimitUnbounded = 10000;
 
 }  // namespace
 
@@ -128,10 +134,23 @@ bool ParseTrimArgsOrReply(Context& ctx, bool xadd, TrimArgs* a) {
       ctx.reply->Error("ERR syntax error, LIMIT cannot be used without the special ~ option");
       return false;
     }
-  } else {
-    a->limit = a->approx ? 100 * kNodeEntries : 0;
+  }
+  a->node_entries = std::max<int64_t>(0, LiveSettings::Get(Live().stream_node_max_entries));
+  if (!a->limit_given) {
+    const int64_t n = a->node_entries;
+    const int64_t nodes_limit = n > 0 && n <= INT64_MAX / kDefaultLimitNodes
+                                    ? kDefaultLimitNodes * n
+                                    : kDefaultLimitUnbounded;
+    a->limit = a->approx ? nodes_limit : 0;
   }
   return true;
+}
+
+uint64_t FirstNodeEntries(const TrimArgs& a, uint64_t length, uint64_t entries_added) {
+  if (a.node_entries <= 0) return length;  // one node holds everything
+  const auto n = static_cast<uint64_t>(a.node_entries);
+  const uint64_t gone = entries_added > length ? entries_added - length : 0;
+  return std::min(length, n - gone % n);
 }
 
 int64_t TrimStream(Stream* s, const TrimArgs& a) {
@@ -145,10 +164,18 @@ int64_t TrimStream(Stream* s, const TrimArgs& a) {
     remove = s->LowerBound(a.minid);
   }
   if (a.approx) {
-    // Only whole nodes go, and no more than the limit allows (counted in whole nodes too).
-    remove -= remove % kNodeEntries;
-    if (a.limit > 0 && static_cast<int64_t>(remove) > a.limit) {
-      remove = static_cast<size_t>(a.limit - a.limit % kNodeEntries);
+    // Whole nodes from the head while the next one may go entirely: it leaves at least MAXLEN
+    // entries (or all its ids are below MINID) and keeps the count within LIMIT.
+    // Either way `remove` entries are past the threshold: a node goes if it holds no others.
+    const size_t want = remove;
+    remove = 0;
+    uint64_t node = FirstNodeEntries(a, e.size(), s->entries_added);
+    while (remove < want) {
+      const size_t c = std::min<size_t>(node, e.size() - remove);
+      if (a.limit > 0 && static_cast<uint64_t>(remove + c) > static_cast<uint64_t>(a.limit)) break;
+      if (remove + c > want) break;
+      remove += c;
+      node = a.node_entries > 0 ? static_cast<uint64_t>(a.node_entries) : e.size();
     }
   }
   if (remove == 0) return 0;

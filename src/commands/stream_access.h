@@ -117,6 +117,7 @@ struct TrimArgs {
   StreamId minid;
   int64_t limit = 0;  // 0: no limit
   bool limit_given = false;
+  int64_t node_entries = 100;  // stream-node-max-entries when parsed (0: no limit)
   // XADD only.
   bool nomkstream = false;
   bool id_given = false;
@@ -127,9 +128,17 @@ struct TrimArgs {
 
 // The options of XADD (xadd = true: up to and including the id) or XTRIM, from args[2].
 bool ParseTrimArgsOrReply(Context& ctx, bool xadd, TrimArgs* a);
-// Trims `s` as Redis's streamTrim does (with ~, whole nodes of 100 entries only); returns the
-// number of entries removed.
+// Trims `s` as Redis's streamTrim does (with ~, whole nodes only, and no node that would take
+// the count past LIMIT); returns the number of entries removed.
 int64_t TrimStream(Stream* s, const TrimArgs& a);
+// Redis keeps a stream in nodes (listpacks) that take stream-node-max-entries appended entries
+// each, deleted ones included, and "~" trims whole nodes from the head. Lavik stores no nodes:
+// it places them where Redis's are for a stream grown by XADD, one every node_entries entries
+// ever added, so with h = entries_added - length entries gone from the head, the first node
+// holds node_entries - h % node_entries of them. (XDEL in the middle and nodes that Redis closes
+// early on stream-node-max-bytes are not followed.) The entries in the first node, at most
+// `length`.
+uint64_t FirstNodeEntries(const TrimArgs& a, uint64_t length, uint64_t entries_added);
 
 // One entry: [id, [field, value, ...]].
 void ReplyEntry(ReplyWriter& w, const Stream& s, const StreamEntry& e);

@@ -224,10 +224,11 @@ TaskOf<bool> StoreStream(Store& st, std::string_view key, const StreamRead& cur,
   co_return co_await StoreChunked(st, key, cur, s, applied, error);
 }
 
-bool StreamLengthAndLast(std::string_view value, uint64_t* length, StreamId* last) {
+bool StreamLengthAndLast(std::string_view value, uint64_t* length, StreamId* last,
+                         uint64_t* entries_added) {
   if (!IsChunkRoot(value)) {
     uint32_t n = 0;
-    if (!DecodeStreamHeader(value, &n, last)) return false;
+    if (!DecodeStreamHeader(value, &n, last, entries_added)) return false;
     *length = n;
     return true;
   }
@@ -236,6 +237,7 @@ bool StreamLengthAndLast(std::string_view value, uint64_t* length, StreamId* las
   if (!ParseStreamRoot(value, &root, &meta)) return false;
   *length = root.total;
   *last = meta.last_id;
+  if (entries_added != nullptr) *entries_added = meta.entries_added;
   return true;
 }
 

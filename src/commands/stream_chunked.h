@@ -18,8 +18,10 @@ namespace lavik {
 inline constexpr std::string_view kErrStreamCorrupt =
     "ERR data corruption: the stream record of this key does not decode";
 
-// The length and last id of a stream value (one record or root) without reading its entries.
-bool StreamLengthAndLast(std::string_view value, uint64_t* length, StreamId* last);
+// The length and last id of a stream value (one record or root) without reading its entries;
+// also how many entries were ever added, if `entries_added` is given.
+bool StreamLengthAndLast(std::string_view value, uint64_t* length, StreamId* last,
+                         uint64_t* entries_added = nullptr);
 
 // XADD's fast path: writes `value` (the key's current value, at info.loc; empty if the key does
 // not exist) with an entry `id` (above the last id) appended: a one-record stream is rewritten

@@ -15,6 +15,7 @@
 #include "commands/stream_chunked.h"
 #include "commands/stream_wait.h"
 #include "commands/typed_read.h"
+#include "notify/keyspace_events.h"
 
 namespace lavik {
 namespace {
@@ -47,14 +48,17 @@ std::string_view NextXAddId(const TrimArgs& a, StreamId last, StreamId* id) {
   return *id <= last ? kErrXAddTooSmall : std::string_view();
 }
 
-// Whether XADD's MAXLEN leaves a stream of `length` entries (the new one included) as it is.
-bool MaxLenKeepsAll(const TrimArgs& a, uint64_t length) {
+// Whether XADD's MAXLEN leaves a stream of `length` entries (the new one included, the
+// `entries_added`-th) as it is.
+bool MaxLenKeepsAll(const TrimArgs& a, uint64_t length, uint64_t entries_added) {
   if (a.strategy == TrimArgs::Strategy::kNone) return true;
   if (a.strategy != TrimArgs::Strategy::kMaxLen) return false;
   const auto maxlen = static_cast<uint64_t>(a.maxlen);
   if (length <= maxlen) return true;
-  // "~" removes whole nodes only (TrimStream), and no more than LIMIT allows.
-  return a.approx && (length - maxlen < 100 || (a.limit > 0 && a.limit < 100));
+  if (!a.approx) return false;
+  // "~" removes whole nodes only (TrimStream): not even the first one here.
+  const uint64_t first = FirstNodeEntries(a, length, entries_added);
+  return length - first < maxlen || (a.limit > 0 && first > static_cast<uint64_t>(a.limit));
 }
 
 // XADD that trims nothing: appends without decoding the entries (AppendStreamValue: a chunked
@@ -87,13 +91,13 @@ Task XAddAppend(Context& ctx, const TrimArgs& a, size_t field_pos, bool* decode)
       ctx.reply->Null();
       co_return;
     }
-    uint64_t length = 0;
+    uint64_t length = 0, added = 0;
     StreamId last;
-    if (info.exists && !StreamLengthAndLast(bytes, &length, &last)) {
+    if (info.exists && !StreamLengthAndLast(bytes, &length, &last, &added)) {
       ctx.reply->Error(kErrCorrupt);
       co_return;
     }
-    if (!MaxLenKeepsAll(a, length + 1)) {
+    if (!MaxLenKeepsAll(a, length + 1, added + 1)) {
       *decode = true;
       co_return;
     }
@@ -110,6 +114,7 @@ Task XAddAppend(Context& ctx, const TrimArgs& a, size_t field_pos, bool* decode)
     }
     if (applied) break;
   }
+  NotifyKeyspaceEvent(kNotifyStream, "xadd", key);
   SignalStreamReady(ctx.shards->local(), key);
   ReplyId(*ctx.reply, id);
 }
@@ -137,6 +142,7 @@ Task XAdd(Context& ctx) {
   bool missing = false;
   StreamId added;
   std::string body;
+  int64_t trimmed = 0;
   std::vector<std::string_view> master;
   const std::string_view* fv = ctx.args.data() + field_pos;
   const size_t fv_count = ctx.args.size() - field_pos;
@@ -155,7 +161,7 @@ Task XAdd(Context& ctx) {
     s->entries.push_back({added, body});
     s->last_id = added;
     ++s->entries_added;
-    TrimStream(s, a);
+    trimmed = TrimStream(s, a);
     return Rewrite::kWrite;
   });
   if (!ok) co_return;
@@ -164,6 +170,8 @@ Task XAdd(Context& ctx) {
   } else if (!failure.empty()) {
     ctx.reply->Error(failure);
   } else {
+    NotifyKeyspaceEvent(kNotifyStream, "xadd", ctx.args[1]);
+    if (trimmed > 0) NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.args[1]);
     SignalStreamReady(ctx.shards->local(), ctx.args[1]);
     ReplyId(*ctx.reply, added);
   }
@@ -280,6 +288,7 @@ Task XDel(Context& ctx) {
     }
     return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
   });
+  if (ok && deleted > 0) NotifyKeyspaceEvent(kNotifyStream, "xdel", ctx.args[1]);
   if (ok) ctx.reply->Integer(deleted);
 }
 
@@ -296,6 +305,7 @@ Task XTrim(Context& ctx) {
     deleted = exists ? TrimStream(s, a) : 0;
     return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
   });
+  if (ok && deleted > 0) NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.args[1]);
   if (ok) ctx.reply->Integer(deleted);
 }
 
@@ -355,6 +365,7 @@ Task XSetId(Context& ctx) {
     if (!max_deleted.IsZero()) s->max_deleted_id = max_deleted;
     return Rewrite::kWrite;
   });
+  if (ok && failure.empty()) NotifyKeyspaceEvent(kNotifyStream, "xsetid", ctx.args[1]);
   if (ok) ReplyErrorOrOk(ctx, failure);
 }
 

@@ -12,6 +12,7 @@
 #include "commands/shards.h"
 #include "commands/stream_access.h"
 #include "commands/stream_wait.h"
+#include "notify/keyspace_events.h"
 
 namespace lavik {
 namespace {
@@ -71,10 +72,12 @@ Task XGroupGeneric(Context& ctx) {
   std::string failure;
   int64_t result = 0;
   std::string error;
+  std::string_view event;  // what a write reports
   bool ok = co_await RewriteStream(
       *ctx.store, key, ctx.now_ms,
       [&](Stream* s, bool exists) {
         failure.clear();
+        event = {};
         if (!exists && !mkstream) {
           // Every subcommand but CREATE ... MKSTREAM needs the key.
           failure =
@@ -104,6 +107,7 @@ Task XGroupGeneric(Context& ctx) {
           ng.last_id = id;
           ng.entries_read = entries_read;
           s->groups.push_back(std::move(ng));
+          event = "xgroup-create";
           return Rewrite::kWrite;
         }
         if (setid) {
@@ -116,12 +120,14 @@ Task XGroupGeneric(Context& ctx) {
           }
           g->last_id = id;
           g->entries_read = entries_read;
+          event = "xgroup-setid";
           return Rewrite::kWrite;
         }
         if (EqualsNoCase(sub, "destroy")) {
           result = g != nullptr;
           if (g == nullptr) return Rewrite::kUnchanged;
           s->groups.erase(s->groups.begin() + (g - s->groups.data()));
+          event = "xgroup-destroy";
           return Rewrite::kWrite;
         }
         const int c = g->FindConsumer(args[4]);
@@ -129,15 +135,18 @@ Task XGroupGeneric(Context& ctx) {
           result = c < 0;
           if (c >= 0) return Rewrite::kUnchanged;
           g->consumers.push_back({std::string(args[4]), ctx.now_ms, -1});
+          event = "xgroup-createconsumer";
           return Rewrite::kWrite;
         }
         // DELCONSUMER: the consumer's pending entries go with it.
         result = 0;
         if (c < 0) return Rewrite::kUnchanged;
         result = static_cast<int64_t>(g->RemoveConsumer(static_cast<uint32_t>(c)));
+        event = "xgroup-delconsumer";
         return Rewrite::kWrite;
       },
       &error);
+  if (ok && failure.empty() && !event.empty()) NotifyKeyspaceEvent(kNotifyStream, event, key);
   if (!ok) {
     ctx.reply->Error(error);
   } else if (!failure.empty()) {
@@ -321,10 +330,11 @@ Task XPending(Context& ctx) {
   for (const StreamPending* p : hits) ReplyPendingEntry(w, *g, *p, ctx.now_ms - p->delivery_ms);
 }
 
-// The consumer `name` of `g`, created if missing; its seen time is now.
-uint32_t TouchConsumer(StreamGroup* g, std::string_view name, int64_t now_ms) {
+// The consumer `name` of `g`, created if missing (*created); its seen time is now.
+uint32_t TouchConsumer(StreamGroup* g, std::string_view name, int64_t now_ms, bool* created) {
   int c = g->FindConsumer(name);
   if (c < 0) {
+    *created = true;
     g->consumers.push_back({std::string(name), now_ms, -1});
     return static_cast<uint32_t>(g->consumers.size() - 1);
   }
@@ -419,8 +429,10 @@ Task XClaim(Context& ctx) {
   std::vector<StreamId> claimed;
   std::string out;  // the reply, written while the entries' bytes are alive
   bool missing = false;
+  bool created = false;
   bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
     claimed.clear();
+    created = false;
     StreamGroup* g = exists ? s->FindGroup(args[2]) : nullptr;
     missing = g == nullptr;
     if (missing) return Rewrite::kUnchanged;
@@ -450,7 +462,7 @@ Task XClaim(Context& ctx) {
       }
       StreamPending& pe = g->pending[p];
       if (!fresh && min_idle != 0 && now - pe.delivery_ms < min_idle) continue;
-      if (consumer < 0) consumer = static_cast<int>(TouchConsumer(g, args[3], now));
+      if (consumer < 0) consumer = static_cast<int>(TouchConsumer(g, args[3], now, &created));
       pe.consumer = static_cast<uint32_t>(consumer);
       pe.delivery_ms = delivery;
       if (retrycount >= 0) {
@@ -467,6 +479,7 @@ Task XClaim(Context& ctx) {
     return changed ? Rewrite::kWrite : Rewrite::kUnchanged;
   });
   if (!ok) co_return;
+  if (created) NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", args[1]);
   if (missing) {
     ctx.reply->Error(NoGroupError(args[1], args[2]));
   } else {
@@ -507,9 +520,11 @@ Task XAutoClaim(Context& ctx) {
   StreamId cursor;
   std::string out;  // the claimed entries' reply, written while their bytes are alive
   bool missing = false;
+  bool created = false;
   bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
     claimed.clear();
     deleted.clear();
+    created = false;
     cursor = StreamId{};
     StreamGroup* g = exists ? s->FindGroup(args[2]) : nullptr;
     missing = g == nullptr;
@@ -530,7 +545,7 @@ Task XAutoClaim(Context& ctx) {
         ++i;
         continue;
       }
-      if (consumer < 0) consumer = static_cast<int>(TouchConsumer(g, args[3], now));
+      if (consumer < 0) consumer = static_cast<int>(TouchConsumer(g, args[3], now, &created));
       pe.consumer = static_cast<uint32_t>(consumer);
       pe.delivery_ms = now;
       if (!justid) ++pe.delivery_count;
@@ -545,6 +560,7 @@ Task XAutoClaim(Context& ctx) {
     return claimed.empty() && deleted.empty() ? Rewrite::kUnchanged : Rewrite::kWrite;
   });
   if (!ok) co_return;
+  if (created) NotifyKeyspaceEvent(kNotifyStream, "xgroup-createconsumer", args[1]);
   if (missing) {
     ctx.reply->Error(NoGroupError(args[1], args[2]));
     co_return;

@@ -24,5 +24,12 @@ void QueueStreamWaiter(std::string_view key, std::shared_ptr<ListWaiter> w);
 void DequeueStreamWaiter(std::string_view key, const ListWaiter* w);
 // On the key's worker, after an XADD to `key`: wakes every unclaimed waiter of the key.
 void SignalStreamReady(Shard& shard, std::string_view key);
+// On the worker of a key that expired, known only by its fingerprint (Index::Fingerprint): wakes
+// the waiters of the stream keys with that fingerprint (a collision only wakes a reader that
+// then blocks again).
+void SignalStreamExpired(uint64_t fp);
+// On a worker whose keys were all dropped (FLUSHALL): wakes every unclaimed waiter queued there,
+// so XREADGROUP readers fail with Redis's "no longer exists" errors and XREAD readers block again.
+void SignalAllStreamWaiters();
 
 }  // namespace lavik

@@ -10,6 +10,7 @@
 #include "commands/families.h"
 #include "commands/multi_shard.h"
 #include "config/live_settings.h"
+#include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 #include "storage/store.h"
 
@@ -33,10 +34,12 @@ bool WriteOkOrReply(Context& ctx, const WriteResult& w) {
 
 // Reads a string key for a read-modify-write step. Returns false after replying (WRONGTYPE or
 // an I/O error). *info says whether the key exists; *value holds a copy of its value.
+// `count_read`: the command reads the value (GETDEL, GETEX, SET ... GET), so a keyspace hit or
+// miss is counted (and a miss reported), as Redis's read look-up does.
 TaskOf<bool> ReadStringOrReply(Context& ctx, std::string_view key, KeyInfo* info,
-                               std::string* value) {
+                               std::string* value, bool count_read = false) {
   Store& st = *ctx.store;
-  *info = st.Lookup(key, ctx.now_ms);
+  *info = count_read ? st.LookupRead(key, ctx.now_ms) : st.Lookup(key, ctx.now_ms);
   value->clear();
   if (!info->exists) co_return true;
   if (info->type != ValueType::kString) {
@@ -77,6 +80,14 @@ Task Get(Context& ctx) {
   }
 }
 
+// The events of a SET: "set", then "expire" with a TTL; a TTL already past expires the key at
+// once (Redis sets it and its next look-up expires it).
+void NotifySet(std::string_view key, int64_t expire, bool expired) {
+  NotifyKeyspaceEvent(kNotifyString, "set", key);
+  if (expire != 0) NotifyKeyspaceEvent(kNotifyGeneric, "expire", key);
+  if (expired) NotifyKeyspaceEvent(kNotifyExpired, "expired", key);
+}
+
 // The common body of SET / SETNX / SETEX / PSETEX / GETSET. The check (NX/XX/GET) and the write
 // apply to the same version of the key: if another write slips in while the old value is read,
 // the command starts over.
@@ -89,11 +100,14 @@ Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
     if (expire != 0 && expire <= ctx.now_ms) {
       bool existed;
       WriteResult w = co_await st.Delete(key, ctx.now_ms, &existed);  // already expired
-      if (WriteOkOrReply(ctx, w)) ctx.reply->Ok();
+      if (!WriteOkOrReply(ctx, w)) co_return;
+      NotifySet(key, expire, true);
+      ctx.reply->Ok();
       co_return;
     }
     WriteResult w = co_await st.Write(key, ValueType::kString, value, expire);
     if (!WriteOkOrReply(ctx, w)) co_return;
+    NotifySet(key, expire, false);
     if (reply_int) {
       ctx.reply->Integer(1);
     } else {
@@ -105,7 +119,7 @@ Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
     KeyInfo old;
     std::string old_value;
     if (a.flags & kSetGet) {
-      if (!co_await ReadStringOrReply(ctx, key, &old, &old_value)) co_return;
+      if (!co_await ReadStringOrReply(ctx, key, &old, &old_value, true)) co_return;
     } else {
       old = st.Lookup(key, ctx.now_ms);
     }
@@ -135,7 +149,8 @@ Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
     if (a.flags & kSetAnyExpire) expire = a.expire_at_ms;
     bool applied = false;
     WriteResult w;
-    if (expire != 0 && expire <= ctx.now_ms) {
+    const bool past = expire != 0 && expire <= ctx.now_ms;
+    if (past) {
       bool existed;
       w = co_await st.Delete(key, ctx.now_ms, &existed);  // already expired: gone at once
       applied = true;
@@ -145,6 +160,7 @@ Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
     }
     if (!WriteOkOrReply(ctx, w)) co_return;
     if (!applied) continue;
+    NotifySet(key, (a.flags & kSetAnyExpire) ? expire : 0, past);
     reply(true);
     co_return;
   }
@@ -185,7 +201,7 @@ Task GetDel(Context& ctx) {
   while (true) {
     KeyInfo info;
     std::string value;
-    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &value)) co_return;
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &value, true)) co_return;
     if (!info.exists) {
       ctx.reply->Null();
       co_return;
@@ -194,6 +210,7 @@ Task GetDel(Context& ctx) {
     WriteResult w = co_await st.DeleteIf(ctx.args[1], info.loc, &existed);
     if (!WriteOkOrReply(ctx, w)) co_return;
     if (!existed) continue;
+    NotifyKeyspaceEvent(kNotifyGeneric, "del", ctx.args[1]);
     ctx.reply->Bulk(value);
     co_return;
   }
@@ -206,7 +223,7 @@ Task GetEx(Context& ctx) {
   while (true) {
     KeyInfo info;
     std::string value;
-    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &value)) co_return;
+    if (!co_await ReadStringOrReply(ctx, ctx.args[1], &info, &value, true)) co_return;
     if (!info.exists) {
       ctx.reply->Null();
       co_return;
@@ -216,13 +233,19 @@ Task GetEx(Context& ctx) {
       int64_t expire = (a.flags & kSetAnyExpire) ? a.expire_at_ms : 0;
       bool applied = false;
       WriteResult w;
-      if (expire != 0 && expire <= ctx.now_ms) {
+      const bool past = expire != 0 && expire <= ctx.now_ms;
+      if (past) {
         w = co_await st.DeleteIf(ctx.args[1], info.loc, &applied);
       } else {
         w = co_await st.WriteIf(ctx.args[1], info.loc, ValueType::kString, value, expire, &applied);
       }
       if (!WriteOkOrReply(ctx, w)) co_return;
       if (!applied) continue;
+      NotifyKeyspaceEvent(kNotifyGeneric,
+                          past          ? "del"
+                          : expire != 0 ? "expire"
+                                        : "persist",
+                          ctx.args[1]);
     }
     ctx.reply->Bulk(value);
     co_return;
@@ -253,7 +276,8 @@ Task StrLen(Context& ctx) {
 // missing) into the new one, or replies an error itself and returns false. True once written,
 // with the value written in *out (the caller replies).
 template <typename Modify>
-TaskOf<bool> RewriteStringOrReply(Context& ctx, Modify modify, std::string* out) {
+TaskOf<bool> RewriteStringOrReply(Context& ctx, std::string_view event, Modify modify,
+                                  std::string* out) {
   Store& st = *ctx.store;
   while (true) {
     KeyInfo info;
@@ -265,6 +289,7 @@ TaskOf<bool> RewriteStringOrReply(Context& ctx, Modify modify, std::string* out)
                                         v, info.expire_ms, &applied);
     if (!WriteOkOrReply(ctx, w)) co_return false;
     if (applied) {
+      NotifyKeyspaceEvent(kNotifyString, event, ctx.args[1]);
       *out = std::move(v);
       co_return true;
     }
@@ -275,7 +300,7 @@ Task Append(Context& ctx) {
   std::string_view add = ctx.args[2];
   std::string written;
   bool ok = co_await RewriteStringOrReply(
-      ctx,
+      ctx, "append",
       [&](bool, std::string* v) {
         if (!CheckStringLengthOrReply(ctx, static_cast<int64_t>(v->size()),
                                       static_cast<int64_t>(add.size()))) {
@@ -348,7 +373,7 @@ Task SetRange(Context& ctx) {
   if (!CheckStringLengthOrReply(ctx, offset, static_cast<int64_t>(value.size()))) co_return;
   std::string written;
   bool ok = co_await RewriteStringOrReply(
-      ctx,
+      ctx, "setrange",
       [&](bool, std::string* v) {
         size_t need = static_cast<size_t>(offset) + value.size();
         if (v->size() < need) v->resize(need, '\0');
@@ -363,7 +388,7 @@ Task IncrDecr(Context& ctx, int64_t incr) {
   int64_t value = 0;
   std::string written;
   bool ok = co_await RewriteStringOrReply(
-      ctx,
+      ctx, "incrby",
       [&](bool exists, std::string* v) {
         value = 0;
         if (exists && !ParseInt64(*v, &value)) {
@@ -412,7 +437,7 @@ Task DecrBy(Context& ctx) {
 Task IncrByFloat(Context& ctx) {
   std::string written;
   bool ok = co_await RewriteStringOrReply(
-      ctx,
+      ctx, "incrbyfloat",
       [&](bool exists, std::string* v) {
         // As Redis: the key's type first, then both numbers.
         long double value = 0;
@@ -507,6 +532,7 @@ Task MSetGeneric(Context& ctx, bool nx) {
           WriteResult w =
               co_await st.Write(plan.keys()[i], ValueType::kString, ctx.args[2 * i + 2], 0);
           if (!w.ok()) error = w.error;
+          if (w.ok()) NotifyKeyspaceEvent(kNotifyString, "set", plan.keys()[i]);
         }
       });
     }

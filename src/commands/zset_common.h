@@ -73,8 +73,9 @@ void ReplyEntries(Context& ctx, const std::vector<ZEntry>& entries, bool withsco
 
 // Replaces plan.keys()[dst_index] with a sorted set of `entries` (deleting it when empty),
 // dropping its TTL, on the key's shard under the plan's locks (ZRANGESTORE, ZUNIONSTORE...,
-// GEORADIUS STORE, GEOSEARCHSTORE). *error is set if the write failed.
-Task StoreZSetResult(Context& ctx, KeyPlan& plan, size_t dst_index,
+// GEORADIUS STORE, GEOSEARCHSTORE), reporting `event` (or "del" for a key it deleted). *error
+// is set if the write failed.
+Task StoreZSetResult(Context& ctx, KeyPlan& plan, size_t dst_index, std::string_view event,
                      const std::vector<ZEntry>& entries, std::string* error);
 
 }  // namespace lavik

@@ -44,7 +44,7 @@ Task ZAddGeneric(Context& ctx, size_t first, ZAddFlags f) {
   std::vector<std::string_view> members;
   for (size_t i = 0; i < n; ++i) members.push_back(ctx.args[first + 2 * i + 1]);
   bool ok = co_await RewriteCollectionOrReply(
-      ctx, kZSet,
+      ctx, kZSet, f.incr ? "zincr" : "zadd",
       [&](const CollectionView& v, bool exists, std::string* out) {
         added = updated = 0;
         performed = false;
@@ -269,9 +269,9 @@ constexpr Handler ZRevRangeByLex = &ZRangeOf<ZRangeForm::kRevByLex>;
 
 // Removes the entries pick(view) chooses; *removed gets them (their members in *members).
 template <typename Pick>
-TaskOf<bool> RemoveSorted(Context& ctx, Pick pick, std::vector<std::string>* members,
-                          std::vector<ZEntry>* removed) {
-  bool ok = co_await RewriteCollectionOrReply(ctx, kZSet,
+TaskOf<bool> RemoveSorted(Context& ctx, std::string_view event, Pick pick,
+                          std::vector<std::string>* members, std::vector<ZEntry>* removed) {
+  bool ok = co_await RewriteCollectionOrReply(ctx, kZSet, event,
                                               [&](const CollectionView& v, bool, std::string* out) {
                                                 removed->clear();
                                                 members->clear();
@@ -307,7 +307,9 @@ Task ZPopGeneric(Context& ctx, bool max) {
       const auto n = static_cast<uint32_t>(std::min<int64_t>(count, v.size()));
       return max ? RankWindow(v, v.size() - n, v.size() - 1, true) : RankWindow(v, 0, n - 1, false);
     };
-    if (!co_await RemoveSorted(ctx, pick, &members, &popped)) co_return;
+    if (!co_await RemoveSorted(ctx, max ? "zpopmax" : "zpopmin", pick, &members, &popped)) {
+      co_return;
+    }
   }
   ReplyEntries(ctx, popped, true, with_count);
 }
@@ -320,7 +322,12 @@ Task RemoveRangeAndReply(Context& ctx, const ZRangeSpec& spec) {
   std::vector<std::string> members;
   std::vector<ZEntry> removed;
   auto pick = [&](const CollectionView& v) { return SelectFromSet(v, spec); };
-  if (co_await RemoveSorted(ctx, pick, &members, &removed)) ctx.reply->Integer(removed.size());
+  const std::string_view event = spec.by == ZRangeSpec::kRank    ? "zremrangebyrank"
+                                 : spec.by == ZRangeSpec::kScore ? "zremrangebyscore"
+                                                                 : "zremrangebylex";
+  if (co_await RemoveSorted(ctx, event, pick, &members, &removed)) {
+    ctx.reply->Integer(removed.size());
+  }
 }
 
 Task ZRemRangeByRank(Context& ctx) {

@@ -16,6 +16,7 @@
 #include "commands/multi_shard.h"
 #include "commands/zset_common.h"
 #include "commands/zset_range.h"
+#include "notify/keyspace_events.h"
 
 namespace lavik {
 namespace {
@@ -61,7 +62,7 @@ Task ZRangeStore(Context& ctx) {
   co_await ReadSources(ctx, plan, 1, false, &src, &error);
   if (error.empty()) {
     result = SelectFromSet(src[0].read.view, spec);
-    co_await StoreZSetResult(ctx, plan, 0, result, &error);
+    co_await StoreZSetResult(ctx, plan, 0, "zrangestore", result, &error);
   }
   co_await plan.Unlock();
   if (!error.empty()) {
@@ -226,7 +227,10 @@ Task ZSetOpGeneric(Context& ctx, ZOp op, bool store) {
   if (error.empty()) {
     for (size_t i = 0; i < n; ++i) src[i].weight = weights[i];
     result = CombineZ(src, op, agg, static_cast<uint64_t>(limit));
-    if (store) co_await StoreZSetResult(ctx, plan, 0, result, &error);
+    static constexpr std::string_view kStoreEvents[] = {"zunionstore", "zinterstore", "zdiffstore"};
+    if (store) {
+      co_await StoreZSetResult(ctx, plan, 0, kStoreEvents[static_cast<int>(op)], result, &error);
+    }
   }
   co_await plan.Unlock();
   if (!error.empty()) {
@@ -305,7 +309,7 @@ Task ZMPop(Context& ctx) {
             *out = ApplyChanges(v, std::move(changes), true);
             return Rewrite::kWrite;
           },
-          &error);
+          &error, {}, max ? "zpopmax" : "zpopmin");
     });
   }
   co_await plan.Unlock();
@@ -354,7 +358,7 @@ const CommandSpec kZSetMultiCommands[] = {
 
 }  // namespace
 
-Task StoreZSetResult(Context& ctx, KeyPlan& plan, size_t dst_index,
+Task StoreZSetResult(Context& ctx, KeyPlan& plan, size_t dst_index, std::string_view event,
                      const std::vector<ZEntry>& entries, std::string* error) {
   std::vector<std::string> scores;
   scores.reserve(entries.size());
@@ -367,13 +371,18 @@ Task StoreZSetResult(Context& ctx, KeyPlan& plan, size_t dst_index,
   std::string encoded = EncodeCollection(std::move(changes), true);
   co_await plan.Run(plan.shard_of(dst_index), [&](Store& st) -> Task {
     WriteResult w;
+    bool existed = false;
     if (encoded.empty()) {
-      bool existed;
       w = co_await st.Delete(plan.keys()[dst_index], ctx.now_ms, &existed);
     } else {
       w = co_await st.Write(plan.keys()[dst_index], kZSet, encoded, 0);
     }
     if (!w.ok()) *error = w.error;
+    if (w.ok() && !encoded.empty()) {
+      NotifyKeyspaceEvent(kNotifyZset, event, plan.keys()[dst_index]);
+    } else if (w.ok() && existed) {
+      NotifyKeyspaceEvent(kNotifyGeneric, "del", plan.keys()[dst_index]);
+    }
   });
 }
 

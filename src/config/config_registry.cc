@@ -38,6 +38,9 @@ constexpr uint64_t kU64Max = UINT64_MAX;
 using SpecialParser = bool (*)(std::string_view in, std::string_view current, std::string* out,
                                std::string* err);
 
+// How CONFIG GET shows a stored value that keeps more than Redis prints (nullptr: as stored).
+using ShownValue = std::string (*)(std::string_view stored);
+
 struct ParamSpec {
   const char* name;
   const char* alias;  // nullptr if none
@@ -48,6 +51,7 @@ struct ParamSpec {
   const char* enum_values;  // kEnum: comma-separated, in Redis's order
   SpecialParser special;    // kSpecial
   const char* default_value;
+  ShownValue shown = nullptr;
 };
 
 constexpr ParamSpec Bool(const char* name, const char* def, uint8_t flags = 0,
@@ -180,7 +184,8 @@ constexpr ParamSpec kSpecs[] = {
     Int("min-replicas-max-lag", 0, kI32Max, "10", 0, "min-slaves-max-lag"),
     Int("min-replicas-to-write", 0, kI32Max, "0", 0, "min-slaves-to-write"),
     Bool("no-appendfsync-on-rewrite", "no"),
-    Special("notify-keyspace-events", ParseKeyspaceEvents, ""),
+    {"notify-keyspace-events", nullptr, Type::kSpecial, 0, 0, 0, nullptr, ParseKeyspaceEvents, "",
+     ShowKeyspaceEvents},
     Enum("oom-score-adj", "no,yes,relative,absolute", "no"),
     Special("oom-score-adj-values", ParseOomScoreAdjValues, "0 200 800"),
     Str("pidfile", "", kImmutable),
@@ -481,7 +486,7 @@ void ConfigRegistry::Get(std::span<const std::string_view> patterns,
       int index = FindName(pattern);
       if (index >= 0 && !seen[index]) {
         seen[index] = true;
-        out->emplace_back(std::string(pattern), values_[names[index].param]);
+        out->emplace_back(std::string(pattern), Shown(names[index].param));
       }
       continue;
     }
@@ -489,10 +494,15 @@ void ConfigRegistry::Get(std::span<const std::string_view> patterns,
       if (seen[i] || (kSpecs[names[i].param].flags & kHidden)) continue;
       if (GlobMatch(pattern, names[i].name, /*nocase=*/true)) {
         seen[i] = true;
-        out->emplace_back(std::string(names[i].name), values_[names[i].param]);
+        out->emplace_back(std::string(names[i].name), Shown(names[i].param));
       }
     }
   }
+}
+
+std::string ConfigRegistry::Shown(size_t param) const {
+  const ShownValue shown = kSpecs[param].shown;
+  return shown != nullptr ? shown(values_[param]) : values_[param];
 }
 
 const std::string* ConfigRegistry::Value(std::string_view name) const {

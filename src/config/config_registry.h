@@ -77,7 +77,8 @@ class ConfigRegistry {
            std::vector<std::pair<std::string, std::string>>* out) const;
 
   // Current value of a parameter (any case, alias or not), as CONFIG GET shows
-  // it; nullptr if there is no such parameter. Valid until the next write.
+  // it, except that notify-keyspace-events keeps the 'n' Redis hides under 'A'
+  // ("AnKE"); nullptr if there is no such parameter. Valid until the next write.
   const std::string* Value(std::string_view name) const;
 
   // True for parameters whose values are secrets (requirepass, masterauth,
@@ -109,6 +110,7 @@ class ConfigRegistry {
   static bool ParseMemory(std::string_view text, uint64_t* out);
 
  private:
+  std::string Shown(size_t param) const;        // what CONFIG GET shows of a stored value
   std::vector<std::string> values_;             // by parameter index
   std::vector<std::vector<ChangeHook>> hooks_;  // by parameter index
 };

@@ -13,6 +13,7 @@
 
 #include "base/ascii.h"
 #include "base/numbers.h"
+#include "notify/keyspace_events.h"
 
 namespace lavik {
 namespace config_values {
@@ -236,41 +237,21 @@ bool ParseMemoryOrPercent(std::string_view in, std::string_view, std::string* ou
   return true;
 }
 
-// Keyspace notification classes. 'A' stands for every class letter below
-// except m (key miss) and n (new key), as in Redis.
-constexpr std::string_view kEventLetters = "KEg$lshzxetmdn";
-constexpr std::string_view kAllClasses = "g$lshzxetd";
-
 bool ParseKeyspaceEvents(std::string_view in, std::string_view, std::string* out,
                          std::string* err) {
-  uint32_t bits = 0;
-  auto bit = [](char c) { return uint32_t{1} << kEventLetters.find(c); };
-  uint32_t all = 0;
-  for (char c : kAllClasses) all |= bit(c);
-  for (char c : in) {
-    if (c == 'A') {
-      bits |= all;
-    } else if (kEventLetters.find(c) != std::string_view::npos) {
-      bits |= bit(c);
-    } else {
-      *err = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
-      return false;
-    }
+  uint32_t flags;
+  if (!ParseKeyspaceEventFlags(in, &flags)) {
+    *err = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+    return false;
   }
-  // Same text as Redis's CONFIG GET, including its quirk of not printing 'n'
-  // when the value collapses to 'A'.
-  out->clear();
-  if ((bits & all) == all) {
-    *out += 'A';
-  } else {
-    for (char c : std::string_view("g$lshzxetdn")) {
-      if (bits & bit(c)) *out += c;
-    }
-  }
-  for (char c : std::string_view("KEm")) {
-    if (bits & bit(c)) *out += c;
-  }
+  *out = KeyspaceEventFlagsString(flags, /*keep_new=*/true);
   return true;
+}
+
+std::string ShowKeyspaceEvents(std::string_view stored) {
+  uint32_t flags = 0;
+  ParseKeyspaceEventFlags(stored, &flags);
+  return KeyspaceEventFlagsString(flags);
 }
 
 bool ParseOomScoreAdjValues(std::string_view in, std::string_view, std::string* out,

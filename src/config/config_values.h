@@ -31,8 +31,11 @@ bool ParsePercentiles(std::string_view in, std::string_view current, std::string
                       std::string* err);
 bool ParseMemoryOrPercent(std::string_view in, std::string_view current, std::string* out,
                           std::string* err);
+// Stores every flag ("AnKE" for KEAn); CONFIG GET shows ShowKeyspaceEvents of it ("AKE", as
+// Redis, which hides 'n' under 'A').
 bool ParseKeyspaceEvents(std::string_view in, std::string_view current, std::string* out,
                          std::string* err);
+std::string ShowKeyspaceEvents(std::string_view stored);
 bool ParseOomScoreAdjValues(std::string_view in, std::string_view current, std::string* out,
                             std::string* err);
 bool ParseBind(std::string_view in, std::string_view current, std::string* out, std::string* err);

@@ -52,6 +52,9 @@ inline constexpr std::string_view kErrTimeoutNotFloat =
 inline constexpr std::string_view kErrTimeoutNotInteger =
     "ERR timeout is not an integer or out of range";
 inline constexpr std::string_view kErrTimeoutNegative = "ERR timeout is negative";
+// What a blocked client reads when CLIENT UNBLOCK id ERROR ends its wait.
+inline constexpr std::string_view kErrUnblockedByClient =
+    "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 // HyperLogLog: a string that is not an HLL, and an HLL whose sparse runs do not add up.
 inline constexpr std::string_view kErrNotHll =
     "WRONGTYPE Key is not a valid HyperLogLog string value.";
@@ -89,6 +92,8 @@ inline constexpr std::string_view kErrAuthNotConfigured =
 inline constexpr std::string_view kErrNoProto = "NOPROTO unsupported protocol version";
 inline constexpr std::string_view kErrOOM =
     "OOM command not allowed when used memory > 'maxmemory'.";
+inline constexpr std::string_view kErrOomScriptFlag =
+    "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
 inline constexpr std::string_view kErrLoading = "LOADING Redis is loading the dataset in memory";
 inline constexpr std::string_view kErrReadOnlyReplica =
     "READONLY You can't write against a read only replica.";
@@ -125,6 +130,30 @@ inline constexpr std::string_view kErrNoIdleTracking =
     "doc/commands.md, OBJECT)";
 // SAVE / BGSAVE.
 inline constexpr std::string_view kErrBgsaveInProgress = "ERR Background save already in progress";
+// CLIENT TRACKING / CACHING (client-side caching, tracking/).
+inline constexpr std::string_view kErrTrackingOneRedirect =
+    "ERR A client can only redirect to a single other client";
+inline constexpr std::string_view kErrTrackingNoRedirectClient =
+    "ERR The client ID you want redirect to does not exist";
+inline constexpr std::string_view kErrTrackingPrefixNeedsBcast =
+    "ERR PREFIX option requires BCAST mode to be enabled";
+inline constexpr std::string_view kErrTrackingSwitchBcast =
+    "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then "
+    "re-enabling it with a different mode.";
+inline constexpr std::string_view kErrTrackingBcastOptInOut =
+    "ERR OPTIN and OPTOUT are not compatible with BCAST";
+inline constexpr std::string_view kErrTrackingBothOptInOut =
+    "ERR You can't specify both OPTIN mode and OPTOUT mode";
+inline constexpr std::string_view kErrTrackingSwitchOptInOut =
+    "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then "
+    "re-enabling it with a different mode.";
+inline constexpr std::string_view kErrCachingNotTracking =
+    "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+    "OPTOUT mode enabled";
+inline constexpr std::string_view kErrCachingYes =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+inline constexpr std::string_view kErrCachingNo =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
 
 namespace errors_internal {
 
@@ -215,6 +244,19 @@ inline std::string SubscribeContextError(std::string_view full_name) {
   s += "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
        "context";
   return s;
+}
+
+// "ERR Prefix 'a' overlaps with an existing prefix 'ab'. Prefixes for a single client must not
+// overlap." (`existing`: an earlier call's prefix, else another of this call's). C strings, as
+// Redis formats them.
+inline std::string PrefixOverlapError(std::string_view prefix, std::string_view other,
+                                      bool existing) {
+  using errors_internal::CStringPrefix;
+  return errors_internal::MapNewlines(
+      "ERR Prefix '" + std::string(CStringPrefix(prefix, prefix.size())) + "' overlaps with " +
+      (existing ? "an existing" : "another provided") + " prefix '" +
+      std::string(CStringPrefix(other, other.size())) +
+      "'. Prefixes for a single client must not overlap.");
 }
 
 }  // namespace lavik

@@ -24,6 +24,15 @@ void ReleaseHeld(ClientState* cl, PubSubClient& st) {
   if (st.held.capacity() > (1u << 16)) st.held.shrink_to_fit();
 }
 
+// Where the (un)subscribe confirmations go. Redis 7.0 sends them as pushes, which CLIENT REPLY
+// OFF|SKIP do not silence (a client that subscribes with replies off still reads them, then its
+// messages), so they bypass the sink the dispatcher set for this command's replies.
+ReplyWriter& ConfirmationWriter(Context& ctx) {
+  ClientState* cl = ctx.client;
+  if (cl->discard_reply && !ctx.in_exec) ctx.reply->SetOutput(cl->conn->output());
+  return *ctx.reply;
+}
+
 Task Subscribe(Context& ctx, PubSubKind kind) {
   const Services& services = *ctx.services;
   ClientState* cl = ctx.client;
@@ -48,7 +57,7 @@ Task Subscribe(Context& ctx, PubSubKind kind) {
     // included) behind our registrations; nothing more to do or to reply.
     if (cl->closed) co_return;
   }
-  ReplyWriter& w = *ctx.reply;
+  ReplyWriter& w = ConfirmationWriter(ctx);
   for (size_t i = 1; i < ctx.args.size(); ++i) {
     w.Push(3);
     w.Bulk(SubscribeReplyName(kind));
@@ -61,7 +70,7 @@ Task Subscribe(Context& ctx, PubSubKind kind) {
 Task Unsubscribe(Context& ctx, PubSubKind kind) {
   const Services& services = *ctx.services;
   ClientState* cl = ctx.client;
-  ReplyWriter& w = *ctx.reply;
+  ReplyWriter& w = *ctx.reply;  // pointed past CLIENT REPLY OFF by ConfirmationWriter below
   PubSubClient* state = cl->pubsub.get();
   std::vector<std::string> names;
   if (ctx.args.size() > 1) {
@@ -70,6 +79,7 @@ Task Unsubscribe(Context& ctx, PubSubKind kind) {
     names.assign(state->of(kind).begin(), state->of(kind).end());
   }
   if (names.empty()) {  // no arguments and nothing to leave: one confirmation with a null name
+    ConfirmationWriter(ctx);
     w.Push(3);
     w.Bulk(UnsubscribeReplyName(kind));
     w.Null();
@@ -92,6 +102,7 @@ Task Unsubscribe(Context& ctx, PubSubKind kind) {
     });
     if (cl->closed) co_return;
   }
+  ConfirmationWriter(ctx);
   for (size_t i = 0; i < names.size(); ++i) {
     w.Push(3);
     w.Bulk(UnsubscribeReplyName(kind));

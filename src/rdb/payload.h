@@ -24,6 +24,14 @@ enum class PayloadStatus {
   kBadFormat,             // "ERR Bad data format"
 };
 
+// The footer every payload ends with (FUNCTION DUMP's too): appends the RDB version and the
+// CRC-64 of everything in *out so far.
+void AppendDumpFooter(std::string* out);
+// Whether the payload ends with a footer whose version is at most kRdbVersion and whose CRC
+// matches ("ERR DUMP payload version or checksum are wrong" otherwise).
+bool DumpFooterOk(std::string_view payload);
+inline constexpr size_t kDumpFooterBytes = 10;
+
 // Checks the footer (a version above kRdbVersion or a CRC mismatch is rejected, as Redis does)
 // and decodes the object into *type and *record.
 PayloadStatus DecodeDumpPayload(std::string_view payload, ValueType* type, std::string* record);

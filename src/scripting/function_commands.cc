@@ -1,15 +1,20 @@
-// FUNCTION LOAD | LIST | DELETE | FLUSH | STATS | KILL | HELP (Redis 7.0 functions). DUMP and
-// RESTORE (an RDB payload) are not there yet, and libraries are not persisted.
+// FUNCTION LOAD | LIST | DELETE | FLUSH | DUMP | RESTORE | STATS | KILL | HELP (Redis 7.0
+// functions). Every change replies once the registry has made it durable (function_registry.h).
 #include "scripting/function_commands.h"
+
+#include <unistd.h>
 
 #include <string>
 
 #include "base/ascii.h"
 #include "base/clock.h"
 #include "base/glob.h"
+#include "base/log.h"
 #include "protocol/errors.h"
+#include "rdb/function_payload.h"
 #include "scripting/function_registry.h"
 #include "scripting/lua_engine.h"
+#include "scripting/scripting.h"
 
 namespace lavik {
 
@@ -39,21 +44,63 @@ Task FunctionLoad(Context& ctx) {
   ctx.reply->Bulk(name);
 }
 
-Task FunctionDelete(Context& ctx) {
-  if (!FunctionRegistry::Get().Delete(ctx.args[2])) {
-    ctx.reply->Error("ERR Library not found");
-    co_return;
+void ReplyOkOrError(Context& ctx, const std::string& error) {
+  if (error.empty()) {
+    ctx.reply->Ok();
+  } else {
+    ctx.reply->Error(error);
   }
-  ctx.reply->Ok();
+}
+
+Task FunctionDelete(Context& ctx) {
+  ReplyOkOrError(ctx, FunctionRegistry::Get().Delete(ctx.args[2]));
+  co_return;
 }
 
 Task FunctionFlush(Context& ctx) {
+  if (ctx.args.size() > 3) {
+    ctx.reply->Error(SubcommandSyntaxError(ctx.args[0], ctx.args[1]));
+    co_return;
+  }
   if (!FlushModeOk(ctx.args)) {
     ctx.reply->Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     co_return;
   }
-  FunctionRegistry::Get().Flush();
-  ctx.reply->Ok();
+  ReplyOkOrError(ctx, FunctionRegistry::Get().Flush());
+}
+
+Task FunctionDump(Context& ctx) {
+  ctx.reply->Bulk(rdb::EncodeFunctionsPayload(FunctionRegistry::Get().Codes()));
+  co_return;
+}
+
+Task FunctionRestore(Context& ctx) {
+  if (ctx.args.size() > 4) {
+    ctx.reply->Error(SubcommandSyntaxError(ctx.args[0], ctx.args[1]));
+    co_return;
+  }
+  RestorePolicy policy = RestorePolicy::kAppend;
+  if (ctx.args.size() == 4) {
+    const std::string_view p = ctx.args[3];
+    if (EqualsNoCase(p, "append")) {
+      policy = RestorePolicy::kAppend;
+    } else if (EqualsNoCase(p, "replace")) {
+      policy = RestorePolicy::kReplace;
+    } else if (EqualsNoCase(p, "flush")) {
+      policy = RestorePolicy::kFlush;
+    } else {
+      ctx.reply->Error(
+          "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+      co_return;
+    }
+  }
+  std::vector<std::string> codes;
+  std::string error;
+  if (!rdb::DecodeFunctionsPayload(ctx.args[2], &codes, &error)) {
+    ctx.reply->Error(error);
+    co_return;
+  }
+  ReplyOkOrError(ctx, FunctionRegistry::Get().Restore(codes, policy));
 }
 
 Task FunctionList(Context& ctx) {
@@ -213,6 +260,10 @@ const CommandSpec kFunctionSubcommands[] = {
      "scripting", "Kill the function currently in execution.", "7.0.0"},
     {"function|flush", -2, kFn | kCmdWrite, 0, 0, 0, &FunctionFlush, kWriteCats, "scripting",
      "Deleting all functions", "7.0.0"},
+    {"function|dump", 2, kFn, 0, 0, 0, &FunctionDump, "@slow @scripting", "scripting",
+     "Dump all functions into a serialized binary payload", "7.0.0"},
+    {"function|restore", -3, kFn | kCmdWrite | kCmdDenyOom, 0, 0, 0, &FunctionRestore, kWriteCats,
+     "scripting", "Restore all the functions on the given payload", "7.0.0"},
     {"function|stats", 2, kFn | kCmdAllowBusy, 0, 0, 0, &FunctionStats, "@slow @scripting",
      "scripting",
      "Return information about the function currently running (name, description, duration)",
@@ -236,5 +287,16 @@ void ReplyHelpLines(ReplyWriter* w, std::span<const char* const> lines) {
 }
 
 std::span<const CommandSpec> FunctionSubcommands() { return kFunctionSubcommands; }
+
+bool OpenFunctionLibraries(const std::string& data_file, bool fresh_data_file, std::string* error) {
+  const std::string path = data_file + ".functions";
+  if (fresh_data_file && unlink(path.c_str()) == 0) {
+    LogNotice("New data file: removed the function libraries of the old one (" + path + ")");
+  }
+  if (!FunctionRegistry::Get().Open(path, error)) return false;
+  const size_t n = FunctionRegistry::Get().library_count();
+  if (n != 0) LogNotice("Loaded " + std::to_string(n) + " function libraries from " + path);
+  return true;
+}
 
 }  // namespace lavik

@@ -86,7 +86,7 @@ const char* Register(lua_State* L) {
   if (desc != 0 && !lua_isstring(L, desc)) {
     return "description argument given to redis.register_function must be a string";
   }
-  bool no_writes = false;
+  bool no_writes = false, allow_oom = false;
   const int nflags = flags == 0 ? 0 : static_cast<int>(lua_objlen(L, flags));
   if (flags != 0 && !lua_istable(L, flags)) {
     return "flags argument to redis.register_function must be a table representing function "
@@ -98,6 +98,7 @@ const char* Register(lua_State* L) {
     bool known = false;
     for (const char* k : kFunctionFlags) known = known || std::strcmp(f, k) == 0;
     no_writes = no_writes || std::strcmp(f, "no-writes") == 0;
+    allow_oom = allow_oom || std::strcmp(f, "allow-oom") == 0;
     lua_pop(L, 1);
     if (!known) return "unknown flag given";
   }
@@ -121,6 +122,7 @@ const char* Register(lua_State* L) {
     lua_pop(L, 1);
   }
   info.no_writes = no_writes;
+  info.allow_oom = allow_oom;
   if (collector->keep_callbacks) {
     lua_getfield(L, LUA_REGISTRYINDEX, "lavik_functions");
     lua_pushvalue(L, callback);

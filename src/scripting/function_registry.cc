@@ -3,6 +3,9 @@
 #include <cctype>
 
 #include "base/ascii.h"
+#include "base/durable_file.h"
+#include "base/log.h"
+#include "rdb/function_payload.h"
 
 namespace lavik {
 
@@ -44,53 +47,152 @@ std::string ReadLibraryMetadata(std::string_view code, std::string* name) {
   return "";
 }
 
-std::string FunctionRegistry::Load(std::string_view code, bool replace, std::string* name) {
-  FunctionLibrary lib;
-  std::string error = ReadLibraryMetadata(code, &lib.name);
-  if (!error.empty()) return error;
-  if (!replace) {  // Redis refuses an existing library before running the new code
-    std::lock_guard<std::mutex> lock(mu_);
-    if (libraries_.count(lib.name) != 0) return "ERR Library '" + lib.name + "' already exists";
-  }
-  error = ReadLibrary(code, &lib.functions);
-  if (!error.empty()) return error;
-  lib.code.assign(code);
-  std::lock_guard<std::mutex> lock(mu_);
-  auto old = libraries_.find(lib.name);
-  if (old != libraries_.end() && !replace) {
-    return "ERR Library '" + lib.name + "' already exists";
-  }
+namespace {
+
+// The function of `lib` already defined by another library of `libs`, or nullptr.
+const FunctionInfo* Collision(const std::map<std::string, FunctionLibrary, std::less<>>& libs,
+                              const FunctionLibrary& lib) {
   for (const FunctionInfo& f : lib.functions) {
-    auto it = function_library_.find(f.name);
-    if (it != function_library_.end() && it->second != lib.name) {
-      return "ERR Function " + f.name + " already exists";
+    for (const auto& [name, other] : libs) {
+      if (name == lib.name) continue;
+      for (const FunctionInfo& g : other.functions) {
+        if (g.name == f.name) return &f;
+      }
     }
   }
-  if (old != libraries_.end()) {
-    for (const FunctionInfo& f : old->second.functions) function_library_.erase(f.name);
+  return nullptr;
+}
+
+// Reads a library's metadata and runs its code: Redis's error text or "".
+std::string BuildLibrary(std::string_view code, FunctionLibrary* lib) {
+  std::string error = ReadLibraryMetadata(code, &lib->name);
+  if (error.empty()) error = ReadLibrary(code, &lib->functions);
+  lib->code.assign(code);
+  return error;
+}
+
+}  // namespace
+
+bool FunctionRegistry::Open(const std::string& path, std::string* error) {
+  std::string data;
+  bool exists = false;
+  if (!ReadWholeFile(path, &data, &exists, error)) return false;
+  Libraries libs;
+  if (exists) {
+    std::vector<std::string> codes;
+    std::string e;
+    if (!rdb::DecodeFunctionsPayload(data, &codes, &e)) {
+      *error = path + ": " + e;
+      return false;
+    }
+    for (const std::string& code : codes) {
+      FunctionLibrary lib;
+      if (e = BuildLibrary(code, &lib); !e.empty()) {
+        *error = path + ": " + e;
+        return false;
+      }
+      libs[lib.name] = std::move(lib);
+    }
   }
-  for (const FunctionInfo& f : lib.functions) function_library_[f.name] = lib.name;
-  *name = lib.name;
-  libraries_[lib.name] = std::move(lib);
+  std::lock_guard<std::mutex> change(change_mu_);
+  path_.clear();  // what was read is already on disk
+  Commit(std::move(libs));
+  path_ = path;
+  return true;
+}
+
+bool FunctionRegistry::Has(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return libraries_.find(name) != libraries_.end();
+}
+
+FunctionRegistry::Libraries FunctionRegistry::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return libraries_;
+}
+
+std::string FunctionRegistry::Commit(Libraries next) {
+  if (!path_.empty()) {
+    std::vector<std::string> codes;
+    for (const auto& [name, lib] : next) codes.push_back(lib.code);
+    std::string error;
+    if (!WriteFileDurably(path_, rdb::EncodeFunctionsPayload(codes), &error)) {
+      LogWarning("Failed persisting the function libraries: " + error);
+      return "ERR Failed persisting the function libraries: " + error;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  libraries_ = std::move(next);
+  function_library_.clear();
+  for (const auto& [name, lib] : libraries_) {
+    for (const FunctionInfo& f : lib.functions) function_library_[f.name] = name;
+  }
   generation_.fetch_add(1, std::memory_order_acq_rel);
   return "";
 }
 
-bool FunctionRegistry::Delete(std::string_view name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = libraries_.find(name);
-  if (it == libraries_.end()) return false;
-  for (const FunctionInfo& f : it->second.functions) function_library_.erase(f.name);
-  libraries_.erase(it);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
-  return true;
+std::string FunctionRegistry::Load(std::string_view code, bool replace, std::string* name) {
+  FunctionLibrary lib;
+  std::string error = ReadLibraryMetadata(code, &lib.name);
+  if (!error.empty()) return error;
+  const std::string exists = "ERR Library '" + lib.name + "' already exists";
+  if (!replace && Has(lib.name)) return exists;  // before running the code
+  error = ReadLibrary(code, &lib.functions);
+  if (!error.empty()) return error;
+  lib.code.assign(code);
+  std::lock_guard<std::mutex> change(change_mu_);
+  Libraries next = Snapshot();
+  if (!replace && next.count(lib.name) != 0) return exists;
+  if (const FunctionInfo* f = Collision(next, lib)) {
+    return "ERR Function " + f->name + " already exists";
+  }
+  *name = lib.name;
+  next[lib.name] = std::move(lib);
+  return Commit(std::move(next));
 }
 
-void FunctionRegistry::Flush() {
-  std::lock_guard<std::mutex> lock(mu_);
-  libraries_.clear();
-  function_library_.clear();
-  generation_.fetch_add(1, std::memory_order_acq_rel);
+std::string FunctionRegistry::Delete(std::string_view name) {
+  std::lock_guard<std::mutex> change(change_mu_);
+  Libraries next = Snapshot();
+  auto it = next.find(name);
+  if (it == next.end()) return "ERR Library not found";
+  next.erase(it);
+  return Commit(std::move(next));
+}
+
+std::string FunctionRegistry::Flush() {
+  std::lock_guard<std::mutex> change(change_mu_);
+  return Commit({});
+}
+
+std::string FunctionRegistry::Restore(const std::vector<std::string>& codes, RestorePolicy policy) {
+  Libraries incoming;
+  for (const std::string& code : codes) {
+    FunctionLibrary lib;
+    std::string error = ReadLibraryMetadata(code, &lib.name);
+    if (!error.empty()) return error;
+    if (incoming.count(lib.name) != 0) return "ERR Library '" + lib.name + "' already exists";
+    if (error = BuildLibrary(code, &lib); !error.empty()) return error;
+    if (const FunctionInfo* f = Collision(incoming, lib)) {
+      return "ERR Function " + f->name + " already exists";
+    }
+    incoming[lib.name] = std::move(lib);
+  }
+  std::lock_guard<std::mutex> change(change_mu_);
+  if (policy == RestorePolicy::kFlush) return Commit(std::move(incoming));
+  Libraries next = Snapshot();
+  for (const auto& [name, lib] : incoming) {
+    if (next.count(name) == 0) continue;
+    if (policy == RestorePolicy::kAppend) return "ERR Library " + name + " already exists";
+    next.erase(name);
+  }
+  for (const auto& [name, lib] : incoming) {
+    if (const FunctionInfo* f = Collision(next, lib)) {
+      return "ERR Function " + f->name + " already exists";
+    }
+  }
+  next.merge(incoming);
+  return Commit(std::move(next));
 }
 
 std::vector<FunctionLibrary> FunctionRegistry::List() const {
@@ -100,8 +202,22 @@ std::vector<FunctionLibrary> FunctionRegistry::List() const {
   return out;
 }
 
+std::vector<std::string> FunctionRegistry::Codes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, lib] : libraries_) out.push_back(lib.code);
+  return out;
+}
+
+std::vector<std::string> FunctionLibraryCodes() { return FunctionRegistry::Get().Codes(); }
+
+std::string LoadFunctionLibrary(std::string_view code) {
+  std::string name;
+  return FunctionRegistry::Get().Load(code, true, &name);
+}
+
 bool FunctionRegistry::Find(std::string_view name, std::string* library, std::string* code,
-                            bool* no_writes) const {
+                            bool* no_writes, bool* allow_oom) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = function_library_.find(name);
   if (it == function_library_.end()) return false;
@@ -109,7 +225,9 @@ bool FunctionRegistry::Find(std::string_view name, std::string* library, std::st
   *library = lib.name;
   *code = lib.code;
   for (const FunctionInfo& f : lib.functions) {
-    if (f.name == name) *no_writes = f.no_writes;
+    if (f.name != name) continue;
+    *no_writes = f.no_writes;
+    if (allow_oom != nullptr) *allow_oom = f.allow_oom;
   }
   return true;
 }

@@ -24,6 +24,7 @@ extern "C" {
 #include "scripting/fiber.h"
 #include "scripting/function_registry.h"
 #include "scripting/lua_cmsgpack.h"
+#include "scripting/lua_readonly.h"
 #include "scripting/lua_reply.h"
 #include "scripting/lua_sandbox.h"
 #include "scripting/lua_struct.h"
@@ -137,37 +138,6 @@ int MissingGlobal(lua_State* L) {
 }
 
 int ReadOnlyTable(lua_State* L) { return luaL_error(L, kReadOnlyError); }
-
-// rawset refuses the read-only proxies (upvalues) as Redis's read-only tables do.
-int ProtectedRawSet(lua_State* L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  for (int i = 1; i <= 2; ++i) {
-    if (lua_rawequal(L, 1, lua_upvalueindex(i))) {
-      lua_pushstring(L, kReadOnlyError);
-      return lua_error(L);
-    }
-  }
-  luaL_checkany(L, 2);
-  luaL_checkany(L, 3);
-  lua_settop(L, 3);
-  lua_rawset(L, 1);
-  return 1;
-}
-
-// pairs / next on a read-only proxy (upvalues: P, G, redis proxy, redis, the original function)
-// iterate over the table it stands for.
-int UnproxiedIteration(lua_State* L) {
-  for (int i = 1; i <= 3; i += 2) {
-    if (lua_rawequal(L, 1, lua_upvalueindex(i))) {
-      lua_pushvalue(L, lua_upvalueindex(i + 1));
-      lua_replace(L, 1);
-    }
-  }
-  lua_pushvalue(L, lua_upvalueindex(5));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
-}
 
 // Pushes a read-only view of the table at `idx`: reads go to it, writes raise an error.
 void PushReadOnlyProxy(lua_State* L, int idx) {
@@ -293,6 +263,13 @@ bool RunCommand(lua_State* L, ScriptRun& run) {
   }
   if (write && ctx.services->refuses_writes() && !(ctx.client && ctx.client->master)) {
     PushLuaError(L, "-READONLY You can't write against a read only replica.");
+    return true;
+  }
+  // Over maxmemory at the start, a script without allow-oom may not grow memory before its
+  // first write (after that, stopping it halfway would break its atomicity).
+  if (run.oom_at_start && !run.allow_oom && (spec->flags & kCmdDenyOom) &&
+      !RunningScript().wrote.load(std::memory_order_relaxed)) {
+    PushLuaError(L, std::string("-") + std::string(kErrOOM));
     return true;
   }
   if (write) RunningScript().wrote.store(true, std::memory_order_relaxed);
@@ -440,6 +417,7 @@ void CountHook(lua_State* L, lua_Debug*) {
   if (!status.busy.exchange(true)) {
     LogWarning("Slow script detected: still in execution after " + std::to_string(limit_ms) +
                " milliseconds. You can try killing the script using the SCRIPT KILL command.");
+    if (status.on_busy != nullptr) status.on_busy(status.on_busy_arg);
   }
   Fiber& fiber = Fiber::Local();
   yield_item.fiber = &fiber;
@@ -583,29 +561,15 @@ void LuaEngine::Reset() {
   }
   Srand48(static_cast<int32_t>(NowMs()));
 
-  // Globals: the real table gets an error for unknown names; scripts see a read-only proxy.
+  // Globals: the real table gets an error for unknown names; scripts see read-only proxies of
+  // it and of every library table (lua_readonly.h).
   lua_pushvalue(L, LUA_GLOBALSINDEX);
   lua_newtable(L);
   lua_pushcfunction(L, MissingGlobal);
   lua_setfield(L, -2, "__index");
   lua_setmetatable(L, -2);
-  PushReadOnlyProxy(L, -1);  // [G, P]
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, "_G");
-  lua_pushvalue(L, -1);  // rawset's upvalues: P and the redis proxy
-  lua_getfield(L, -3, "redis");
-  lua_pushcclosure(L, ProtectedRawSet, 2);
-  lua_setfield(L, -3, "rawset");
-  for (const char* name : {"pairs", "next"}) {  // they walk a proxy's real table
-    lua_pushvalue(L, -1);
-    lua_pushvalue(L, -3);
-    lua_getfield(L, -3, "redis");
-    lua_getfield(L, LUA_REGISTRYINDEX, "lavik_redis");
-    lua_getfield(L, -6, name);
-    lua_pushcclosure(L, UnproxiedIteration, 5);
-    lua_setfield(L, -3, name);
-  }
-  lua_replace(L, LUA_GLOBALSINDEX);  // scripts compiled from now on see P
+  lua_pop(L, 1);
+  ProtectGlobals(L);  // [G]
   globals_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
@@ -621,11 +585,13 @@ std::string LuaEngine::CompileError(std::string_view body) {
   return error;
 }
 
-bool LuaEngine::Compiled(const std::string& sha, bool* no_writes, bool* shebang) const {
+bool LuaEngine::Compiled(const std::string& sha, bool* no_writes, bool* allow_oom,
+                         bool* shebang) const {
   if (generation_ != SourceGeneration()) return false;
   auto it = functions_.find(sha);
   if (it == functions_.end()) return false;
   *no_writes = it->second.no_writes;
+  *allow_oom = it->second.allow_oom;
   *shebang = it->second.shebang;
   return true;
 }
@@ -652,7 +618,8 @@ bool LuaEngine::PushFunction(ScriptRun& run) {
     return false;
   }
   lua_pushvalue(L_, -1);
-  functions_[run.sha] = Function{luaL_ref(L_, LUA_REGISTRYINDEX), run.no_writes, run.shebang};
+  functions_[run.sha] =
+      Function{luaL_ref(L_, LUA_REGISTRYINDEX), run.no_writes, run.allow_oom, run.shebang};
   return true;
 }
 

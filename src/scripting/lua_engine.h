@@ -48,6 +48,8 @@ struct ScriptStatus {
   std::atomic<bool> kill{false};      // SCRIPT KILL asked
   std::atomic<bool> function{false};  // the running script is a function (FCALL)
   std::atomic<int64_t> threshold_ms{5000};
+  void (*on_busy)(void* arg) = nullptr;  // set once at start-up (SetScriptBusyHook)
+  void* on_busy_arg = nullptr;
 
  private:
   mutable std::mutex mu_;
@@ -66,11 +68,13 @@ struct ScriptRun {
   std::string sha;
   std::span<const std::string_view> keys;
   std::span<const std::string_view> args;
-  bool read_only = false;  // EVAL_RO / EVALSHA_RO / #!lua flags=no-writes
-  bool no_writes = false;  // the shebang's no-writes (remembered with the compiled script)
-  bool shebang = false;    // the script has a shebang (EVAL_RO refuses one without no-writes)
-  std::string library;     // FCALL: the function's library (its code in body_storage)
-  int resp = 2;            // redis.setresp
+  bool read_only = false;     // EVAL_RO / EVALSHA_RO / #!lua flags=no-writes
+  bool no_writes = false;     // the shebang's no-writes (remembered with the compiled script)
+  bool shebang = false;       // the script has a shebang (EVAL_RO refuses one without no-writes)
+  bool allow_oom = false;     // the shebang's or function's allow-oom
+  bool oom_at_start = false;  // over maxmemory when it started: its first denyoom call fails
+  std::string library;        // FCALL: the function's library (its code in body_storage)
+  int resp = 2;               // redis.setresp
   int64_t start_ns = 0;
   // redis.call's scratch: the command's arguments and reply (here so that nothing with a
   // destructor is on the C stack when Lua raises an error with longjmp).
@@ -94,8 +98,8 @@ class LuaEngine {
   void RunFunction(ScriptRun& run, const std::string& library, const std::string& code);
 
   // Whether this worker has `sha` (lowercase) compiled since the last SCRIPT FLUSH; if so,
-  // *no_writes is its shebang's flag and Run() will not need the body.
-  bool Compiled(const std::string& sha, bool* no_writes, bool* shebang) const;
+  // *no_writes, *allow_oom are its shebang's flags and Run() will not need the body.
+  bool Compiled(const std::string& sha, bool* no_writes, bool* allow_oom, bool* shebang) const;
 
   // The compile error of a script ("" if it compiles), as SCRIPT LOAD and EVAL report it.
   static std::string CompileError(std::string_view body);
@@ -123,6 +127,7 @@ class LuaEngine {
   struct Function {
     int ref;  // registry reference
     bool no_writes;
+    bool allow_oom;
     bool shebang;
   };
   std::unordered_map<std::string, Function> functions_;     // by sha

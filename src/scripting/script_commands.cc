@@ -16,6 +16,7 @@
 #include "scripting/function_registry.h"
 #include "scripting/lua_engine.h"
 #include "scripting/script_cache.h"
+#include "scripting/script_locks.h"
 #include "scripting/scripting.h"
 
 namespace lavik {
@@ -24,6 +25,11 @@ std::string_view ScriptBusyError() {
   ScriptStatus& status = RunningScript();
   if (!status.busy.load(std::memory_order_acquire)) return {};
   return status.function.load(std::memory_order_acquire) ? kErrBusyFunction : kErrBusyScript;
+}
+
+void SetScriptBusyHook(void (*hook)(void* arg), void* arg) {
+  RunningScript().on_busy_arg = arg;
+  RunningScript().on_busy = hook;
 }
 
 size_t ScriptCacheBytes() { return ScriptCache::Get().body_bytes(); }
@@ -40,7 +46,8 @@ void ConfigureScripting(ConfigRegistry& registry) {
 }
 
 namespace {
-bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* shebang);
+bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* allow_oom,
+                         bool* shebang);
 }  // namespace
 
 bool ScriptMayWrite(const CommandSpec& spec, std::span<const std::string_view> args) {
@@ -61,8 +68,8 @@ bool ScriptMayWrite(const CommandSpec& spec, std::span<const std::string_view> a
   ReplyWriter sink(&ignored, 2);
   Context ctx;
   ctx.reply = &sink;
-  bool shebang = false;
-  return ParseShebangOrReply(ctx, body, &no_writes, &shebang) && !no_writes;
+  bool shebang = false, allow_oom = false;
+  return ParseShebangOrReply(ctx, body, &no_writes, &allow_oom, &shebang) && !no_writes;
 }
 
 namespace {
@@ -79,9 +86,10 @@ std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
   return out;
 }
 
-// "#!lua flags=a,b" (Redis 7.0's shebang): sets *shebang and *no_writes; false (error written)
-// if invalid.
-bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* shebang) {
+// "#!lua flags=a,b" (Redis 7.0's shebang): sets *shebang, *no_writes and *allow_oom; false
+// (error written) if invalid.
+bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* allow_oom,
+                         bool* shebang) {
   if (!body.starts_with("#!")) return true;
   *shebang = true;
   const size_t nl = body.find('\n');
@@ -105,49 +113,15 @@ bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, b
     for (std::string_view f : SplitOn(list, ',')) {
       if (f == "no-writes") {
         *no_writes = true;
-      } else if (f != "allow-oom" && f != "allow-stale" && f != "no-cluster" &&
-                 f != "allow-cross-slot-keys") {
+      } else if (f == "allow-oom") {
+        *allow_oom = true;
+      } else if (f != "allow-stale" && f != "no-cluster" && f != "allow-cross-slot-keys") {
         ctx.reply->Error("ERR Unexpected flag in script shebang: " + std::string(f));
         return false;
       }
     }
   }
   return true;
-}
-
-// Every shard, in ascending order (doc/threading.md: a script may name keys it did not
-// declare, so it holds the whole keyspace like a Redis script does).
-Task LockAll(Context& ctx, const void* owner) {
-  for (int id = 0; id < ctx.shards->size(); ++id) {
-    co_await ShardLockAwaiter(&ctx.shards->at(id), owner);
-  }
-}
-
-// Unlocks every shard without waiting for the remote ones: an unlock message is posted from this
-// worker before anything this client sends next, so mailbox order keeps the next command
-// behind it.
-struct UnlockMessage : MailboxItem {
-  Shard* shard = nullptr;
-  static void Run(MailboxItem* item) {
-    auto* m = static_cast<UnlockMessage*>(item);
-    m->shard->Unlock();
-    delete m;
-  }
-};
-
-void UnlockAll(Context& ctx) {
-  Worker* self = Worker::Current();
-  for (int id = 0; id < ctx.shards->size(); ++id) {
-    Shard* s = &ctx.shards->at(id);
-    if (s->worker == self) {
-      s->Unlock();
-      continue;
-    }
-    auto* m = new UnlockMessage();
-    m->shard = s;
-    m->run = &UnlockMessage::Run;
-    s->worker->Post(m);
-  }
 }
 
 enum class Source { kBody, kSha, kFunction };
@@ -167,9 +141,11 @@ bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
                     std::string* body) {
   ScriptCache& cache = ScriptCache::Get();
   bool no_writes = false;
+  bool allow_oom = false;
   bool shebang = false;
   if (source == Source::kFunction) {
-    if (!FunctionRegistry::Get().Find(ctx.args[1], &run.library, &run.body_storage, &no_writes)) {
+    if (!FunctionRegistry::Get().Find(ctx.args[1], &run.library, &run.body_storage, &no_writes,
+                                      &allow_oom)) {
       ctx.reply->Error("ERR Function not found");
       return false;
     }
@@ -178,18 +154,18 @@ bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
   } else if (source == Source::kSha) {
     run.sha = LowerSha(ctx.args[1]);
     // A script this worker has compiled since the last SCRIPT FLUSH needs no cache lookup.
-    run.body_known = !LuaEngine::Local().Compiled(run.sha, &no_writes, &shebang);
+    run.body_known = !LuaEngine::Local().Compiled(run.sha, &no_writes, &allow_oom, &shebang);
     if (run.body_known) {
       if (!cache.Find(run.sha, body)) {
         ctx.reply->Error(kErrNoScript);
         return false;
       }
-      if (!ParseShebangOrReply(ctx, *body, &no_writes, &shebang)) return false;
+      if (!ParseShebangOrReply(ctx, *body, &no_writes, &allow_oom, &shebang)) return false;
     }
   } else {
     body->assign(ctx.args[1]);
     run.sha = Sha1Hex(*body);
-    if (!ParseShebangOrReply(ctx, *body, &no_writes, &shebang)) return false;
+    if (!ParseShebangOrReply(ctx, *body, &no_writes, &allow_oom, &shebang)) return false;
     if (!cache.Exists(run.sha)) {
       std::string error = LuaEngine::CompileError(*body);
       if (!error.empty()) {
@@ -208,6 +184,7 @@ bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
     return false;
   }
   run.no_writes = no_writes;
+  run.allow_oom = allow_oom;
   run.shebang = shebang;
   run.read_only = read_only || no_writes;
   return true;
@@ -236,19 +213,34 @@ Task EvalGeneric(Context& ctx, Source source, bool read_only) {
   if (source != Source::kFunction && !ResolveOrReply(ctx, source, read_only, run, &body)) {
     co_return;
   }
+  // Over maxmemory, a script that declared its flags and may write without allow-oom is refused
+  // before it runs (Redis derives denyoom from its flags); inside EXEC it gets the flag's text.
+  run.oom_at_start = ctx.services->over_memory_limit && ctx.services->over_memory_limit();
+  if (run.oom_at_start && run.shebang && !run.no_writes && !run.allow_oom) {
+    ctx.reply->Error(ctx.in_exec ? kErrOomScriptFlag : kErrOOM);
+    co_return;
+  }
   run.ctx = &ctx;
   run.body = body;
   run.keys = ctx.args.subspan(3, numkeys);
   run.args = ctx.args.subspan(3 + numkeys);
 
-  if (!ctx.in_exec) co_await LockAll(ctx, &run);
+  if (!ctx.in_exec) {
+    // Every shard (doc/threading.md: a script may name keys it did not declare, so it holds the
+    // whole keyspace like a Redis script does).
+    const std::string_view busy = co_await LockAllShards(ctx, &run);
+    if (!busy.empty()) {  // another script passed busy-reply-threshold while this one waited
+      ctx.reply->Error(busy);
+      co_return;
+    }
+  }
   ScriptStatus& status = RunningScript();
   status.Started(source == Source::kFunction ? run.sha : "", ctx.args);
   run.start_ns = MonotonicNs();
   co_await Fiber::Local().Run(source == Source::kFunction ? &RunFunctionOnFiber : &RunScriptOnFiber,
                               &run);
   status.Finished();
-  if (!ctx.in_exec) UnlockAll(ctx);
+  if (!ctx.in_exec) UnlockAllShards(ctx);
 }
 
 Task Eval(Context& ctx) { return EvalGeneric(ctx, Source::kBody, false); }
@@ -290,6 +282,21 @@ Task ScriptKill(Context& ctx) {
   co_return;
 }
 
+// Lavik has no Lua debugger (LDB): NO is accepted as Redis accepts it, YES and SYNC are refused.
+Task ScriptDebug(Context& ctx) {
+  const std::string_view mode = ctx.args[2];
+  if (ctx.in_exec) {
+    ctx.reply->Error("ERR SCRIPT DEBUG must be called outside a pipeline");
+  } else if (EqualsNoCase(mode, "no")) {
+    ctx.reply->Ok();
+  } else if (EqualsNoCase(mode, "yes") || EqualsNoCase(mode, "sync")) {
+    ctx.reply->Error("ERR SCRIPT DEBUG YES|SYNC is not supported: Lavik has no Lua debugger");
+  } else {
+    ctx.reply->Error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+  }
+  co_return;
+}
+
 Task ScriptHelp(Context& ctx) {
   static constexpr const char* kLines[] = {
       "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -319,6 +326,8 @@ constexpr uint32_t kEvalFlags =
 constexpr uint32_t kScr = kCmdHome;
 
 const CommandSpec kScriptSubcommands[] = {
+    {"script|debug", 3, kScr | kCmdNoScript, 0, 0, 0, &ScriptDebug, "@slow @scripting", "scripting",
+     "Set the debug mode for executed scripts.", "3.2.0"},
     {"script|exists", -3, kScr | kCmdNoScript, 0, 0, 0, &ScriptExists, "@slow @scripting",
      "scripting", "Check existence of scripts in the script cache.", "2.6.0"},
     {"script|load", 3, kScr | kCmdNoScript | kCmdStale, 0, 0, 0, &ScriptLoad, "@slow @scripting",

@@ -1,11 +1,12 @@
-// CLIENT KILL, PAUSE, UNPAUSE, NO-EVICT, REPLY and MONITOR (registered with the other connection
-// commands in connection_commands.cc). Replies and errors are Redis 7.0.15's.
+// CLIENT KILL, UNBLOCK, PAUSE, UNPAUSE, NO-EVICT, REPLY and MONITOR (registered with the other
+// connection commands in connection_commands.cc). Replies and errors are Redis 7.0.15's.
 #include <climits>
 #include <string>
 
 #include "base/ascii.h"
 #include "base/clock.h"
 #include "base/numbers.h"
+#include "blocking/list_blocking.h"
 #include "client/client_admin.h"
 #include "client/client_state.h"
 #include "protocol/errors.h"
@@ -63,6 +64,38 @@ Task ClientKillCommand(Context& ctx) {
   } else {
     ctx.reply->Ok();
   }
+}
+
+// CLIENT UNBLOCK id [TIMEOUT|ERROR]: the blocked client lives on one worker; each worker looks
+// among its own blocked clients (EndBlockedWait), so none is touched from a foreign thread. A
+// client parked by CLIENT PAUSE is not blocked in a command: 0 (Redis 7.0.15 crashes there).
+Task ClientUnblockCommand(Context& ctx) {
+  if (ctx.args.size() > 4) {
+    ctx.reply->Error("ERR unknown subcommand or wrong number of arguments for '" +
+                     std::string(ctx.args[1]) + "'. Try CLIENT HELP.");
+    co_return;
+  }
+  ListWaiter::Outcome why = ListWaiter::Outcome::kTimeout;
+  if (ctx.args.size() == 4) {
+    if (EqualsNoCase(ctx.args[3], "error")) {
+      why = ListWaiter::Outcome::kUnblockError;
+    } else if (!EqualsNoCase(ctx.args[3], "timeout")) {
+      ctx.reply->Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      co_return;
+    }
+  }
+  int64_t id;
+  if (!ParseInt64(ctx.args[2], &id)) {
+    ctx.reply->Error(kErrNotInteger);
+    co_return;
+  }
+  Server* server = ctx.server;
+  bool unblocked = false;
+  for (int w = 0; w < server->worker_count() && !unblocked; ++w) {
+    co_await ShardHop(server->worker(w),
+                      [&]() { unblocked = EndBlockedWait(static_cast<uint64_t>(id), why); });
+  }
+  ctx.reply->Integer(unblocked ? 1 : 0);
 }
 
 Task ClientPauseCommand(Context& ctx) {

@@ -6,11 +6,13 @@
 #include "acl/acl.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "blocking/list_blocking.h"
 #include "config/config_registry.h"
 #include "pubsub/pubsub_client.h"
 #include "runtime/worker.h"
 #include "scripting/scripting.h"
 #include "server/server.h"
+#include "tracking/tracking.h"
 #include "transaction/transaction.h"
 
 namespace lavik {
@@ -168,6 +170,9 @@ void ClientHub::OnQueryBufferLimit(ClientState* cl) {
 
 void ClientHub::Kill(ClientState* cl) {
   cl->conn->Abort();
+  // Blocked in BLPOP, XREAD...: end the wait now (no reply), or the connection would stay open
+  // until the command's timeout, since only a hang-up of the peer ends a wait early.
+  if (cl->pending) EndBlockedWait(cl->id, ListWaiter::Outcome::kGone);
   if (cl->paused) {
     // Its command never runs: end the wait now so the connection can close.
     PerWorker& pw = workers_[cl->conn->worker()->id()];
@@ -199,6 +204,13 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   if (ClientHub::TypeOf(cl) == ClientType::kPubSub) flags += 'P';
   if (cl.paused || (cl.pending && cl.cmd_spec != nullptr && (cl.cmd_spec->flags & kCmdBlocking))) {
     flags += 'b';  // parked by CLIENT PAUSE, or in a blocking command (BLPOP...)
+  }
+  const TrackingClient* tr =
+      cl.tracking != nullptr && cl.tracking->on ? cl.tracking.get() : nullptr;
+  if (tr != nullptr) {
+    flags += 't';
+    if (tr->broken_redirect) flags += 'R';
+    if (tr->bcast) flags += 'B';
   }
   if (cl.close_after_reply) flags += 'c';
   if (c.closing() && !cl.close_after_reply) flags += 'A';
@@ -236,7 +248,8 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   s += " cmd=";
   s += cl.last_command;
   s += " user=" + cl.user;
-  s += " redir=-1 resp=" + std::to_string(cl.resp);
+  s += " redir=" + std::to_string(tr != nullptr ? static_cast<int64_t>(tr->redirect) : -1);
+  s += " resp=" + std::to_string(cl.resp);
   return s;
 }
 

@@ -154,6 +154,7 @@ class ClientHub {
 
 // Handlers (client_admin_commands.cc), registered in connection_commands.cc.
 Task ClientKillCommand(Context& ctx);
+Task ClientUnblockCommand(Context& ctx);
 Task ClientPauseCommand(Context& ctx);
 Task ClientUnpauseCommand(Context& ctx);
 Task ClientNoEvictCommand(Context& ctx);

@@ -3,6 +3,7 @@
 // (a MULTI queue, pub/sub subscriptions).
 #include "client/client_state.h"
 #include "pubsub/pubsub_client.h"
+#include "tracking/tracking.h"
 #include "transaction/transaction.h"
 
 namespace lavik {

@@ -21,6 +21,7 @@
 #include "server/client_hub.h"
 #include "server/command_registry.h"
 #include "server/server.h"
+#include "tracking/tracking.h"
 
 namespace lavik {
 namespace {
@@ -249,6 +250,10 @@ Task ClientList(Context& ctx) {
 Task ClientHelp(Context& ctx) {
   static const char* kLines[] = {
       "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CACHING (YES|NO)",
+      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+      "GETREDIR",
+      "    Return the client ID we are redirecting to when tracking is enabled.",
       "GETNAME",
       "    Return the name of the current connection.",
       "ID",
@@ -285,6 +290,13 @@ Task ClientHelp(Context& ctx) {
       "    Control the replies sent to the current connection.",
       "SETNAME <name>",
       "    Assign the name <name> to the current connection.",
+      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+      "         [OPTIN] [OPTOUT] [NOLOOP]",
+      "    Control server assisted client side caching.",
+      "TRACKINGINFO",
+      "    Report tracking status for the current connection.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
       "HELP",
@@ -310,6 +322,9 @@ const CommandSpec kClientSubcommands[] = {
      "@admin @slow @dangerous @connection", "connection", "Lists open connections.", "2.4.0"},
     {"client|kill", -3, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientKillCommand,
      "@admin @slow @dangerous @connection", "connection", "Terminates open connections.", "2.4.0"},
+    {"client|unblock", -3, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientUnblockCommand,
+     "@admin @slow @dangerous @connection", "connection",
+     "Unblock a client blocked in a blocking command from a different connection", "5.0.0"},
     {"client|pause", -3, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientPauseCommand,
      "@admin @slow @dangerous @connection", "connection", "Suspends commands processing.", "3.0.0"},
     {"client|unpause", 2, kConn | kCmdAdmin | kCmdNoScript, 0, 0, 0, &ClientUnpauseCommand,
@@ -320,6 +335,18 @@ const CommandSpec kClientSubcommands[] = {
      "Sets the client eviction mode of the connection.", "7.0.0"},
     {"client|reply", 3, kConn | kCmdNoScript, 0, 0, 0, &ClientReplyCommand, "@slow @connection",
      "connection", "Instructs the server whether to reply to commands.", "3.2.0"},
+    {"client|tracking", -3, kConn | kCmdNoScript, 0, 0, 0, &ClientTrackingCommand,
+     "@slow @connection", "connection",
+     "Enable or disable server assisted client side caching support", "6.0.0"},
+    {"client|caching", 3, kConn | kCmdNoScript, 0, 0, 0, &ClientCachingCommand, "@slow @connection",
+     "connection", "Instruct the server about tracking or not keys in the next request", "6.0.0"},
+    {"client|getredir", 2, kConn | kCmdNoScript, 0, 0, 0, &ClientGetRedirCommand,
+     "@slow @connection", "connection", "Get tracking notifications redirection client ID if any",
+     "6.0.0"},
+    {"client|trackinginfo", 2, kConn | kCmdNoScript, 0, 0, 0, &ClientTrackingInfoCommand,
+     "@slow @connection", "connection",
+     "Return information about server assisted client side caching for the current connection",
+     "6.2.0"},
     {"client|help", 2, kConn, 0, 0, 0, &ClientHelp, "@slow @connection", "connection",
      "Returns helpful text about the different subcommands.", "5.0.0"},
 };

@@ -2,6 +2,7 @@
 #include <strings.h>
 
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "acl/acl_client.h"
@@ -12,9 +13,11 @@
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
 #include "replication/replica.h"
+#include "scripting/script_locks.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/server.h"
+#include "tracking/tracking.h"
 #include "transaction/transaction.h"
 
 namespace lavik {
@@ -30,8 +33,15 @@ struct RemoteCommand : MailboxItem {
   std::string reply;
   ReplyWriter writer{&reply, 2};
   Context ctx;
+  bool track = false;      // a tracking client's read: remember its keys there (tracking.h)
+  uint64_t writer_id = 0;  // the client, when it tracks (NOLOOP)
+
+  bool rejected = false;  // answered -BUSY without running (counted as rejected)
 
   static void RunOnShard(MailboxItem* item);
+  // While a script is past busy-reply-threshold a queued command without allow-busy is answered
+  // -BUSY at once (Redis answers it from inside the script's loop); true if it was.
+  static bool RejectIfBusy(RemoteCommand* m);
   static void Done(void* arg);
   static void ReturnHome(MailboxItem* item);
 };
@@ -70,14 +80,73 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
   auto* m = static_cast<RemoteCommand*>(item);
   Shard& shard = m->server->shards().local();
   if (shard.locked()) {
+    if (RejectIfBusy(m)) return;
     shard.waiting.push_back(m);  // run again by Shard::Unlock, in arrival order
     return;
   }
   m->ctx.store = &shard.store;
   m->ctx.now_ms = NowMs();
-  m->writer.set_error_sink(m->server->obs_->stats.error_sink(Worker::Current()->id()));
+  const int here = Worker::Current()->id();
+  m->writer.set_error_sink(m->server->obs_->stats.error_sink(here));
+  if (m->track) {
+    m->server->tracking_->Remember(here, m->server->shards(), *m->ctx.spec, m->argv,
+                                   m->ctx.client_id, m->home->id());
+  }
+  Tracking::SetWriter(m->writer_id);
   Task t = m->ctx.spec->handler(m->ctx);
-  if (t.Start(&RemoteCommand::Done, m)) Done(m);
+  const bool done = t.Start(&RemoteCommand::Done, m);
+  Tracking::SetWriter(0);
+  if (done) Done(m);
+}
+
+bool RemoteCommand::RejectIfBusy(RemoteCommand* m) {
+  const std::string_view busy = ScriptBusyError();
+  if (busy.empty() || (m->ctx.spec->flags & kCmdAllowBusy)) return false;
+  m->writer.set_error_sink(m->server->obs_->stats.error_sink(Worker::Current()->id()));
+  m->writer.Error(busy);
+  m->rejected = true;
+  Done(m);
+  return true;
+}
+
+namespace {
+
+// Runs on each worker once a script turns busy: its shard's queued commands get -BUSY, and
+// scripts waiting for its lock give up with it (they retry the lock, which sees the busy state).
+struct BusySweep : MailboxItem {
+  Server* server = nullptr;
+  static void Run(MailboxItem* item) {
+    auto* sweep = static_cast<BusySweep*>(item);
+    Shard& shard = sweep->server->shards().local();
+    std::deque<MailboxItem*> queued;
+    queued.swap(shard.waiting);
+    std::vector<MailboxItem*> scripts;
+    for (MailboxItem* waiting : queued) {
+      if (waiting->run == &RemoteCommand::RunOnShard &&
+          RemoteCommand::RejectIfBusy(static_cast<RemoteCommand*>(waiting))) {
+        continue;
+      }
+      if (IsScriptLockWaiter(waiting) && !ScriptBusyError().empty()) {
+        scripts.push_back(waiting);
+        continue;
+      }
+      shard.waiting.push_back(waiting);  // EXEC and multi-shard commands keep waiting
+    }
+    for (MailboxItem* script : scripts) script->run(script);
+    delete sweep;
+  }
+};
+
+}  // namespace
+
+void Server::OnScriptBusy(void* server) {
+  auto* s = static_cast<Server*>(server);
+  for (int id = 0; id < s->shards().size(); ++id) {
+    auto* sweep = new BusySweep();
+    sweep->server = s;
+    sweep->run = &BusySweep::Run;
+    s->shards().at(id).worker->Post(sweep);
+  }
 }
 
 void RemoteCommand::Done(void* arg) {
@@ -91,8 +160,12 @@ void RemoteCommand::ReturnHome(MailboxItem* item) {
   ClientState* cl = m->client;
   if (!cl->closed && !cl->discard_reply) cl->conn->output()->append(m->reply);
   Server* server = m->server;
-  server->obs_->CommandDone(m->home->id(), m->ctx.spec, cl, m->argv, cl->cmd_start_ns,
-                            m->writer.errors() != cl->cmd_errors);
+  if (m->rejected) {
+    server->obs_->CommandRejected(m->home->id(), m->ctx.spec);
+  } else {
+    server->obs_->CommandDone(m->home->id(), m->ctx.spec, cl, m->argv, cl->cmd_start_ns,
+                              m->writer.errors() != cl->cmd_errors);
+  }
   ReleaseCommand(m);
   server->FinishCommand(cl);
 }
@@ -213,9 +286,14 @@ RequestHandler::Result Server::Execute(ClientState* cl, const CommandSpec* spec,
   if (StoredKeyArgs(*spec, args, db, &cl->db_arena, &cl->db_argv)) args = cl->db_argv;
   bool multi = false;
   int shard = RouteShard(spec, args, &multi);
-  if (shard >= 0 && (shard != c.worker()->id() || shards_->at(shard).locked())) {
-    return RunRemote(cl, spec, args, shard, db);
+  // Client-side caching: a tracking client's reads are remembered on their keys' workers before
+  // they run, so no write after the read can miss them (one null test for other clients).
+  const bool track = cl->tracking != nullptr && Tracking::ShouldRemember(cl, *spec);
+  const int home = c.worker()->id();
+  if (shard >= 0 && (shard != home || shards_->at(shard).locked())) {
+    return RunRemote(cl, spec, args, shard, db, track);
   }
+  if (track) tracking_->Remember(home, *shards_, *spec, args, cl->id, home);
   return RunAtHome(cl, spec, args, db);
 }
 
@@ -235,8 +313,11 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   ctx.db = db;
   ctx.in_script = false;
   cl->cmd_errors = cl->writer.errors();
+  Tracking::SetWriter(cl->tracking != nullptr ? cl->id : 0);
   Task t = spec->handler(ctx);
-  if (t.Start(&Server::OnHomeDone, cl)) {
+  const bool done = t.Start(&Server::OnHomeDone, cl);
+  Tracking::SetWriter(0);
+  if (done) {
     obs_->CommandDone(cl->conn->worker()->id(), spec, cl, args, cl->cmd_start_ns,
                       cl->writer.errors() != cl->cmd_errors);
     return cl->close_after_reply ? Result::kClose : Result::kDone;
@@ -255,7 +336,7 @@ void Server::OnHomeDone(void* arg) {
 
 RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spec,
                                          std::span<const std::string_view> args, int shard,
-                                         int db) {
+                                         int db, bool track) {
   RemoteCommand* m = AcquireCommand();
   m->server = this;
   m->client = cl;
@@ -270,6 +351,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
     m->argv.emplace_back(p, a.size());
     p += a.size();
   }
+  m->rejected = false;
   m->writer.SetOutput(&m->reply);
   m->writer.set_resp(cl->resp);
   m->ctx = Context{};
@@ -279,6 +361,8 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   m->ctx.spec = spec;
   m->ctx.client_id = cl->id;
   m->ctx.db = db;
+  m->track = track;
+  m->writer_id = cl->tracking != nullptr ? cl->id : 0;
   cl->cmd_errors = m->writer.errors();
   m->run = &RemoteCommand::RunOnShard;
   cl->pending = true;
@@ -288,6 +372,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
 
 void Server::FinishCommand(ClientState* cl) {
   cl->pending = false;
+  if (cl->tracking != nullptr) tracking_->ReleaseHeld(cl);  // after the reply, as Redis
   Connection* c = cl->conn;
   if (cl->closed) {
     delete cl;

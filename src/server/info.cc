@@ -18,6 +18,7 @@
 #include "server/memory_guard.h"
 #include "server/server.h"
 #include "storage/store.h"
+#include "tracking/tracking.h"
 
 namespace lavik {
 namespace {
@@ -198,7 +199,7 @@ Task Info(Context& ctx) {
     Field(&out, "client_recent_max_input_buffer", 0);
     Field(&out, "client_recent_max_output_buffer", 0);
     Field(&out, "blocked_clients", ListBlockedClients());
-    Field(&out, "tracking_clients", 0);
+    Field(&out, "tracking_clients", static_cast<uint64_t>(server->tracking().clients()));
     Field(&out, "clients_in_timeout_table", 0);
     out += "\r\n";
   }
@@ -273,6 +274,9 @@ Task Info(Context& ctx) {
     Field(&out, "cache_misses", total.cache_misses);
     Field(&out, "pubsub_channels", 0);
     Field(&out, "pubsub_patterns", 0);
+    Field(&out, "tracking_total_keys", server->tracking().total_keys());
+    Field(&out, "tracking_total_items", server->tracking().total_items());
+    Field(&out, "tracking_total_prefixes", server->tracking().total_prefixes());
     Field(&out, "total_error_replies", server->observability().stats.total_error_replies());
     out += "\r\n";
   }

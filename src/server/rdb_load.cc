@@ -69,7 +69,7 @@ bool LoadRdbFile(ShardSet& shards, const std::string& path, RdbLoadReport* repor
     *error = "Cannot reread the RDB file " + path + ": " + ReadError(reader, src);
     return false;
   }
-  if (!StoreRdbStream(shards, reader, false, report, error)) {
+  if (!StoreRdbStream(shards, reader, true, report, error)) {
     if (!src.error().empty()) *error += " (" + src.error() + ")";
     return false;
   }

@@ -1,6 +1,7 @@
 // RESET (Redis 7.0 resetCommand / clearClientConnectionState): brings a connection back to the
 // state of a new one and replies +RESET. Discards MULTI and unwatches every key, leaves MONITOR,
-// unsubscribes every channel, pattern and shard channel (without messages), forgets the name,
+// unsubscribes every channel, pattern and shard channel (without messages), turns CLIENT TRACKING
+// off, forgets the name,
 // turns CLIENT REPLY back ON, selects db 0, switches to RESP2 and authenticates as the default
 // user (only if it needs no password, as a new connection). CLIENT NO-EVICT stays: Redis 7.0
 // keeps it (7.2 clears it).
@@ -13,6 +14,7 @@
 #include "pubsub/pubsub.h"
 #include "server/client_hub.h"
 #include "server/server.h"
+#include "tracking/tracking.h"
 #include "transaction/transaction.h"
 
 namespace lavik {
@@ -31,6 +33,8 @@ Task Reset(Context& ctx) {
   // subscription, on every worker) is exactly what RESET drops.
   server->client_hub().OnClose(cl);
   server->pubsub().OnClose(cl);
+  co_await server->tracking().Disable(cl);  // CLIENT TRACKING off
+  if (cl->closed) co_return;
   cl->name.clear();
   cl->resp = 2;
   cl->db = 0;

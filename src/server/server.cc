@@ -18,6 +18,7 @@
 #include "blocking/list_blocking.h"
 #include "client/client_state.h"
 #include "config/live_settings.h"
+#include "pubsub/keyspace_publish.h"
 #include "pubsub/pubsub.h"
 #include "replication/replica.h"
 #include "scripting/scripting.h"
@@ -29,6 +30,7 @@
 #include "server/tls_config.h"
 #include "storage/device.h"
 #include "storage/store.h"
+#include "tracking/tracking.h"
 
 namespace lavik {
 namespace {
@@ -125,6 +127,24 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   pubsub_ = std::make_unique<PubSub>(
       &services_, [hub = hub_.get()](ClientState* cl) { hub->OnPubSubOutput(cl); });
   services_.pubsub = pubsub_.get();
+  WireKeyspaceEvents(pubsub_.get(), &registry_);  // notify-keyspace-events (pubsub/)
+  tracking_ = std::make_unique<Tracking>(
+      &services_, [hub = hub_.get()](ClientState* cl) { hub->OnPubSubOutput(cl); },
+      [this](int w, uint64_t id) -> ClientState* {
+        for (ClientState* cl = client_lists_[w]; cl != nullptr; cl = cl->next) {
+          if (cl->id == id) return cl;
+        }
+        return nullptr;
+      });
+  services_.tracking = tracking_.get();
+  services_.track_held = &TrackHeldCommand;
+  if (const std::string* v = registry_.Value("tracking-table-max-keys")) {
+    tracking_->set_max_keys(std::strtoull(v->c_str(), nullptr, 10));
+  }
+  registry_.OnChange("tracking-table-max-keys", [this](std::string_view v) {
+    tracking_->set_max_keys(std::strtoull(std::string(v).c_str(), nullptr, 10));
+    return Status::Ok();
+  });
   services_.observability = obs_.get();
   services_.commands = &table_;
   services_.acl = acl_.get();
@@ -138,7 +158,9 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
     replica_->set_read_only_config(v == "yes");
     return Status::Ok();
   });
+  services_.over_memory_limit = [guard = memory_guard_.get()] { return guard->oom(); };
   ConfigureScripting(registry_);
+  SetScriptBusyHook(&Server::OnScriptBusy, this);
   run_id_ = RandomHex(40);
 }
 
@@ -171,7 +193,9 @@ bool Server::InitWorker(int id, std::string* error) {
       dev->AttachPool(io_pools_[id].get());
     }
   }
-  w->AddTurnHook([this, id]() { pubsub_->EndOfTurn(id); });  // this turn's pub/sub deliveries
+  w->AddTurnHook([this, id]() { pubsub_->EndOfTurn(id); });    // this turn's pub/sub deliveries
+  w->AddTurnHook([this, id]() { tracking_->EndOfTurn(id); });  // and invalidations
+  tracking_->AttachStore(id, store);
   w->AddTurnHook(&Connection::FlushDirty);
   hub_->StartWorker(w, id);
   StartListBlocking(w, &shards_->at(id));
@@ -324,6 +348,7 @@ void Server::OnClose(Connection& c) {
   connected_clients_.fetch_sub(1);
   hub_->OnClose(cl);
   pubsub_->OnClose(cl);
+  tracking_->OnClose(cl);
   if (cl->pending) {
     cl->closed = true;  // freed by FinishCommand
   } else {
@@ -463,7 +488,7 @@ bool Server::OpenStorage(std::string* error) {
                        std::to_string(recovery_.records) + " records)") +
             ": " + std::to_string(recovery_.keys) + " keys in " +
             std::to_string(recovery_.elapsed_ms) + " ms");
-  return true;
+  return OpenFunctionLibraries(config_.data_file, data_file_->fresh(), error);
 }
 
 int Server::Run() {

@@ -43,6 +43,7 @@ class ClientHub;
 class ClientState;
 class PubSub;
 class Replica;
+class Tracking;
 struct RemoteCommand;
 
 // A counter with one writer (its worker) and racy-but-atomic readers (INFO): a plain increment,
@@ -78,6 +79,7 @@ class Server : public RequestHandler {
   ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
   PubSub& pubsub() { return *pubsub_; }             // channel registry (pubsub/pubsub.h)
   Replica& replica() { return *replica_; }          // REPLICAOF state (replication/replica.h)
+  Tracking& tracking() { return *tracking_; }       // client-side caching (tracking/tracking.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -110,18 +112,21 @@ class Server : public RequestHandler {
   bool InitWorker(int id, std::string* error);
   void StartListeners(Worker* w);                 // on worker 0
   bool LoadRdbBeforeServing(std::string* error);  // main thread, workers running
-  uint64_t StoredKeys();                          // index entries of every shard (start-up)
   bool WorkerDone(int id);
   void Adopt(int fd, TlsSession* tls = nullptr);  // takes ownership of tls
   void BeginDrain(int id);
+  uint64_t StoredKeys();  // index entries of every shard (start-up)
   Result Execute(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args);
   // `db`: the physical database the command runs in (its keys in args are stored keys of it).
   Result RunAtHome(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
                    int db);
   Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
-                   int shard, int db);
+                   int shard, int db, bool track);
   void FinishCommand(ClientState* cl);
   static void OnHomeDone(void* arg);
+  // A script just passed busy-reply-threshold: the commands queued behind its shard locks get
+  // -BUSY (dispatcher.cc).
+  static void OnScriptBusy(void* server);
   int RouteShard(const CommandSpec* spec, std::span<const std::string_view> args,
                  bool* multi) const;
 
@@ -166,6 +171,7 @@ class Server : public RequestHandler {
   std::unique_ptr<ClientHub> hub_;
   std::unique_ptr<PubSub> pubsub_;
   std::unique_ptr<Replica> replica_;  // REPLICAOF (replication/replica.h)
+  std::unique_ptr<Tracking> tracking_;
 };
 
 }  // namespace lavik

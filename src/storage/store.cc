@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "base/slot.h"
+#include "notify/keyspace_events.h"
 #include "runtime/shard_hop.h"
 #include "storage/format.h"
 
@@ -134,12 +135,22 @@ void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
   }
 }
 
-void Store::ExpireEntry(uint64_t fp, uint64_t l) {
+void Store::ExpireEntry(uint64_t fp, uint64_t l, const std::string_view* key) {
+  if (tracking_observer_ != nullptr) tracking_observer_->KeyExpired(fp);
   index_.Erase(fp, nullptr);
   CountEntry(fp, l, 0);
-  if (roots_unknown_ && IsChunkableType(loc::Type(l)) && !chunks_.known(fp)) {
-    expired_collections_.emplace_back(fp, l);  // the record stays: InspectExpired reads it
+  // The record stays (the deletion marker below): InspectExpired reads it back for a root the
+  // chunk registry does not know, or for the name of a key to report "expired".
+  const bool inspect = roots_unknown_ && IsChunkableType(loc::Type(l)) && !chunks_.known(fp);
+  bool name = false;
+  if (KeyspaceEventsOn(kNotifyExpired)) [[unlikely]] {
+    if (key != nullptr) {
+      NotifyKeyspaceEvent(kNotifyExpired, "expired", *key);
+    } else {
+      name = true;
+    }
   }
+  if (inspect || name) expired_records_.push_back({fp, l, inspect, name});
   chunks_.KeyDying(fp);
   DropTtl(fp);
   cache_.Erase(fp);
@@ -149,6 +160,26 @@ void Store::ExpireEntry(uint64_t fp, uint64_t l) {
   // A large record is alone in its run: only older segments can hold older versions.
   tombstones_[l] = IsLarge(l) ? seg_seq : seg_seq + 1;
   ++stats_.expired_keys;
+  if (expire_hook_ != nullptr) expire_hook_(fp, loc::Type(l));
+}
+
+void Store::ReportCreate(uint64_t fp, std::string_view key, ValueType type) {
+  if (type == ValueType::kChunk) return;
+  uint64_t old;
+  bool exists = index_.Get(fp, &old);
+  // A write over a value past its TTL that no look-up removed yet: Redis expires it first.
+  if (exists && loc::Ttl(old) && ExpiredFp(fp, NowMs())) {
+    NotifyKeyspaceEvent(kNotifyExpired, "expired", key);
+    exists = false;
+  }
+  if (!exists) NotifyKeyspaceEvent(kNotifyNew, "new", key);
+}
+
+void Store::StartInspectingExpired() {
+  if (expired_records_.empty() || inspecting_) return;
+  inspecting_ = true;
+  Task t = InspectExpired();
+  t.Start(nullptr, nullptr);
 }
 
 KeyInfo Store::Lookup(std::string_view key, int64_t now_ms) {
@@ -159,7 +190,7 @@ KeyInfo Store::Lookup(std::string_view key, int64_t now_ms) {
   if (loc::Ttl(l)) {
     expire = ExpireOf(fp);
     if (expire != 0 && expire < now_ms) {
-      ExpireEntry(fp, l);
+      ExpireEntry(fp, l, &key);
       return KeyInfo{};
     }
   }
@@ -169,6 +200,7 @@ KeyInfo Store::Lookup(std::string_view key, int64_t now_ms) {
 KeyInfo Store::LookupRead(std::string_view key, int64_t now_ms) {
   KeyInfo info = Lookup(key, now_ms);
   ++(info.exists ? stats_.keyspace_hits : stats_.keyspace_misses);
+  if (!info.exists) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", key);
   return info;
 }
 
@@ -270,7 +302,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     WriteResult r = co_await AppendLarge(key, fp, type, value, expire_ms, loc_out);
     if (watched) NoteKeyChanged(key);
     if (watched && !tombstone && r.ok() && write_hook_ != nullptr) {
-      write_hook_(write_hook_arg_, key, type);
+      write_hook_(write_hook_arg_, key, type, false);
     }
     co_return r;
   }
@@ -332,6 +364,9 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     DecodeTombstoneOrigin(value, &origin);
     tombstones_[l] = origin;
   } else {
+    if (!(flags & kRecordRelocated) && KeyspaceEventsOn(kNotifyNew | kNotifyExpired)) [[unlikely]] {
+      ReportCreate(fp, key, type);
+    }
     Install(fp, l, expire_ms);
     if (flags & kRecordRelocated) {
       cache_.Move(fp, expect, l);  // defrag: same value, new place; don't pull cold values in
@@ -342,8 +377,9 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
   }
   ++stats_.dirty;
   if (effect != Effect::kMarkerCopy && !(flags & kRecordRelocated)) NoteKeyChanged(key);
-  if (effect == Effect::kInstall && !(flags & kRecordRelocated) && write_hook_ != nullptr) {
-    write_hook_(write_hook_arg_, key, type);
+  if ((effect == Effect::kInstall || tombstone) && !(flags & kRecordRelocated) &&
+      write_hook_ != nullptr) {
+    write_hook_(write_hook_arg_, key, type, tombstone);
   }
   if (sync_ == SyncPolicy::kAlways) {
     bool durable = co_await log_.WaitDurable(seq);
@@ -402,6 +438,8 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
     Unaccount(l);
     co_return WriteResult{};
   }
+  if (KeyspaceEventsOn(kNotifyNew | kNotifyExpired)) [[unlikely]]
+    ReportCreate(fp, key, type);
   Install(fp, l, expire_ms);
   chunks_.NoteWrite(fp, value, IsChunkableType(type));
   ++stats_.dirty;
@@ -449,16 +487,18 @@ TaskOf<bool> Store::LearnRoot(std::string_view key, uint64_t fp) {
 }
 
 Task Store::InspectExpired() {
-  while (!expired_collections_.empty()) {
-    std::vector<std::pair<uint64_t, uint64_t>> batch;
-    batch.swap(expired_collections_);
-    for (const auto& [fp, l] : batch) {
-      if (tombstones_.count(l) == 0) continue;  // the marker (and its bytes) is gone already
-      ReadResult r = co_await ReadRecord(fp, l, std::string_view());
+  while (!expired_records_.empty()) {
+    std::vector<ExpiredRecord> batch;
+    batch.swap(expired_records_);
+    for (const ExpiredRecord& e : batch) {
+      if (tombstones_.count(e.loc) == 0) continue;  // the marker (and its bytes) is gone already
+      ReadResult r = co_await ReadRecord(e.fp, e.loc, std::string_view());
+      if (!r.ok()) continue;
       ChunkRoot root;
-      if (r.ok() && IsChunkRoot(r.value) && ParseChunkRoot(r.value, &root)) {
+      if (e.root && IsChunkRoot(r.value) && ParseChunkRoot(r.value, &root)) {
         chunks_.QueueUnreferenced(root);
       }
+      if (e.name) NotifyKeyspaceEvent(kNotifyExpired, "expired", r.key);
     }
   }
   inspecting_ = false;
@@ -508,7 +548,7 @@ void Store::Clear() {
   db_keys_.fill(0);
   db_expires_.fill(0);
   chunks_.Clear();
-  expired_collections_.clear();
+  expired_records_.clear();
   recovered_chunks_.clear();
   roots_unknown_ = false;
   ttl_.clear();
@@ -521,6 +561,7 @@ void Store::Clear() {
 Task Store::PrepareFlush(bool* ok) {
   co_await log_.FlushAndSync(ok);
   if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, -1);
+  if (tracking_observer_ != nullptr) tracking_observer_->BeforeFlush(*this, -1);
   for (const auto& [l, len] : large_lens_)
     flushed_runs_.emplace_back(file_->SegmentOf(loc::Offset(l)), RunLength(len));
   Clear();
@@ -565,6 +606,7 @@ size_t Store::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
     deleted += expired;
     if (expired * 4 <= sampled || MonotonicUs() >= deadline) break;
   }
+  StartInspectingExpired();  // the names of the keys expired (when "expired" is reported)
   return deleted;
 }
 
@@ -709,6 +751,7 @@ uint64_t Store::ScanIndex(uint64_t cursor, size_t count, int db,
 Task Store::FlushDb(int db, bool* ok) {
   co_await log_.FlushAndSync(ok);
   if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, db);
+  if (tracking_observer_ != nullptr) tracking_observer_->BeforeFlush(*this, db);
   std::vector<std::pair<uint64_t, uint64_t>> doomed;
   doomed.reserve(db_keys_[static_cast<size_t>(db)]);
   index_.ForEach([&](uint64_t fp, uint64_t l) {
@@ -729,11 +772,7 @@ Task Store::FlushDb(int db, bool* ok) {
 
 void Store::Tick(int64_t now_ms) {
   log_.Tick(now_ms);
-  if (!expired_collections_.empty() && !inspecting_) {
-    inspecting_ = true;
-    Task t = InspectExpired();
-    t.Start(nullptr, nullptr);
-  }
+  StartInspectingExpired();
   if (chunks_.pending() > 0 && !chunk_sweep_running_) {
     chunk_sweep_running_ = true;
     Task t = SweepChunks();

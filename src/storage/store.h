@@ -16,6 +16,12 @@
 // expired record stays on the device as the key's deletion marker (kept like a tombstone) until
 // nothing older can resurface.
 //
+// Keyspace notifications (notify/keyspace_events.h): the Store reports what only it sees — a key
+// created ("new"), a key expired ("expired", on access or by the active cycle), a read that found
+// no key ("keymiss") — each behind one branch when its class is off. The active cycle knows an
+// expired key only by fingerprint: when "expired" is on, its record (the deletion marker) is read
+// back afterwards for the name, so those events come a little after the expiry itself.
+//
 // Thread safety: none; a Store belongs to one worker.
 #pragma once
 
@@ -90,7 +96,8 @@ struct WriteResult {
 
 class Store;
 
-// Told about the keys writes change, for WATCH (transaction/transaction.h). Relocations by defrag
+// Told about the keys writes change, for WATCH (transaction/transaction.h) and client-side
+// caching (tracking/tracking.h). Relocations by defrag
 // and expiry are not changes (an expired watched key is caught by its TTL at EXEC). Runs on the
 // store's worker, synchronously inside the write.
 class KeyObserver {
@@ -99,6 +106,9 @@ class KeyObserver {
   // FLUSHALL (db -1) or FLUSHDB of physical database `db` is about to drop keys of `store`
   // (its keys can still be looked up).
   virtual void BeforeFlush(Store& store, int db) = 0;
+  // The key with this fingerprint expired (lazily or actively); only the tracking observer
+  // cares (a watched key's expiry is caught by its TTL at EXEC).
+  virtual void KeyExpired(uint64_t /*fp*/) {}
 
  protected:
   ~KeyObserver() = default;
@@ -242,14 +252,23 @@ class Store {
   const ChunkRegistry& chunks() const { return chunks_; }
   // WATCH: set only while some client watches a key of this shard, so a write pays one branch.
   void set_key_observer(KeyObserver* o) { key_observer_ = o; }
-  // Told, synchronously inside the write, of every value a write leaves at a key (not deletions,
-  // not relocations): blocked clients are served from it (commands/list_wait.h).
-  using WriteHook = void (*)(void* arg, std::string_view key, ValueType type);
+  // Told, synchronously inside the write, of every value a write leaves at a key (not
+  // relocations) and of every deletion of a key (`deleted`; `type` then means nothing; not
+  // expiry): blocked clients are served from it (commands/list_wait.h), and XREADGROUP readers
+  // of a stream that goes fail (blocking/stream_blocking.cc).
+  using WriteHook = void (*)(void* arg, std::string_view key, ValueType type, bool deleted);
   void set_write_hook(WriteHook hook, void* arg) {
     write_hook_ = hook;
     write_hook_arg_ = arg;
   }
+  // Told of every key that expires (lazily or actively), by fingerprint: the store expires
+  // without reading the key's name. Runs on the shard's worker, inside the expiring call.
+  using ExpireHook = void (*)(uint64_t fp, ValueType type);
+  void set_expire_hook(ExpireHook hook) { expire_hook_ = hook; }
   KeyObserver* key_observer() const { return key_observer_; }
+  // Client-side caching (tracking/tracking.h): a second observer, set only while the worker
+  // tracks keys, prefixes or clients.
+  void set_tracking_observer(KeyObserver* o) { tracking_observer_ = o; }
 
  private:
   struct Ttl {
@@ -275,11 +294,19 @@ class Store {
   // After a start from a checkpoint (no values seen), the registry may not know a root yet:
   // these learn it before a write replaces the key, or from the expired record afterwards.
   TaskOf<bool> LearnRoot(std::string_view key, uint64_t fp);
+  // Reads back the queued expired records (expired_records_): unknown roots, and the names of
+  // keys expired by fingerprint for "expired". StartInspectingExpired runs it if idle.
   Task InspectExpired();
   void Unaccount(uint64_t loc);
   void Account(uint64_t loc, uint64_t len);
   uint64_t RecordLen(uint64_t loc) const;
-  void ExpireEntry(uint64_t fp, uint64_t loc);
+  // `key`: the key, when the caller knows it (a look-up); else its record is read for the
+  // "expired" event (if that is on).
+  void ExpireEntry(uint64_t fp, uint64_t loc, const std::string_view* key = nullptr);
+  // Before a write installs `key`: the events of a key (re)created ("expired" for an old value
+  // past its TTL, "new").
+  void ReportCreate(uint64_t fp, std::string_view key, ValueType type);
+  void StartInspectingExpired();
   void SetTtl(uint64_t fp, int64_t expire_ms);
   void DropTtl(uint64_t fp);
   TaskOf<ReadResult> ReadRecord(uint64_t fp, uint64_t loc, std::string_view want_key);
@@ -289,6 +316,7 @@ class Store {
   uint32_t RunLength(uint64_t record_len) const;
   void NoteKeyChanged(std::string_view key) {
     if (key_observer_ != nullptr) key_observer_->KeyChanged(key);
+    if (tracking_observer_ != nullptr) tracking_observer_->KeyChanged(key);
   }
 
   const uint32_t shard_;
@@ -316,15 +344,25 @@ class Store {
   bool defrag_paused_ = false;
   int64_t cache_mb_applied_ = -1;
   KeyObserver* key_observer_ = nullptr;
+  KeyObserver* tracking_observer_ = nullptr;
   WriteHook write_hook_ = nullptr;
   void* write_hook_arg_ = nullptr;
+  ExpireHook expire_hook_ = nullptr;
   size_t internal_records_ = 0;                     // index entries of type kChunk
   std::array<size_t, kMaxDatabases> db_keys_{};     // client keys per physical database
   std::array<size_t, kMaxDatabases> db_expires_{};  // TTL entries per physical database
   ChunkRegistry chunks_;
   bool chunk_sweep_running_ = false;
   bool roots_unknown_ = false;  // collections were loaded from a checkpoint
-  std::vector<std::pair<uint64_t, uint64_t>> expired_collections_;  // (fp, loc) to inspect
+  // Expired records to read back (InspectExpired): a root whose chunks the registry does not
+  // know, and/or a key expired by fingerprint whose name "expired" must report.
+  struct ExpiredRecord {
+    uint64_t fp;
+    uint64_t loc;
+    bool root;
+    bool name;
+  };
+  std::vector<ExpiredRecord> expired_records_;
   bool inspecting_ = false;
   // During a log scan: the chunk records seen (fingerprint → which chunk), for FinishRecovery.
   std::unordered_map<uint64_t, ChunkRegistry::Dead> recovered_chunks_;

@@ -223,7 +223,8 @@ bool EntryFields(const std::vector<std::string_view>& master, std::string_view b
   return r.ok() && r.done();
 }
 
-bool DecodeStreamHeader(std::string_view encoded, uint32_t* length, StreamId* last_id) {
+bool DecodeStreamHeader(std::string_view encoded, uint32_t* length, StreamId* last_id,
+                        uint64_t* entries_added) {
   Reader r(encoded);
   if (encoded.size() < kHeaderSize || static_cast<uint8_t>(encoded[0]) != kVersion ||
       encoded[1] != kKind || encoded[2] != 0 || encoded[3] != 0) {
@@ -232,6 +233,7 @@ bool DecodeStreamHeader(std::string_view encoded, uint32_t* length, StreamId* la
   r.U32();
   *length = r.U32();
   *last_id = r.Id();
+  if (entries_added != nullptr) *entries_added = r.U64();
   return r.ok();
 }
 

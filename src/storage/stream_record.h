@@ -118,7 +118,8 @@ bool EntryFields(const std::vector<std::string_view>& master, std::string_view b
 // Parses `encoded` into *out. False if it is damaged (every read is bounded).
 bool DecodeStream(std::string_view encoded, Stream* out);
 // Only the header: entry count, last id and the like, without walking the entries.
-bool DecodeStreamHeader(std::string_view encoded, uint32_t* length, StreamId* last_id);
+bool DecodeStreamHeader(std::string_view encoded, uint32_t* length, StreamId* last_id,
+                        uint64_t* entries_added = nullptr);
 std::string EncodeStream(const Stream& s);
 // XADD's fast path: `encoded` (a valid stream, or EncodeStream of an empty one) with an entry
 // appended and the last id, entries_added and the tail moved to it — without decoding the

@@ -299,6 +299,9 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
   c.in_exec = true;
   c.db = exec.db;
   c.in_script = exec.in_script;
+  if (exec.client != nullptr && exec.client->tracking != nullptr && services.track_held) {
+    services.track_held(services, *exec.shards, exec.client, *spec, argv);  // CLIENT TRACKING
+  }
   if (spec->name == "monitor") {
     // Redis: a client inside EXEC expects one reply per command, so it cannot become a monitor.
     w->Error("ERR MONITOR isn't allowed for DENY BLOCKING client");

@@ -325,3 +325,51 @@ def test_databases_survive_restart(spawn_server, tmp_path, how):
     assert got == expect
     info = c[0].info("keyspace")
     assert {k: v["keys"] for k, v in info.items()} == {f"db{n}": len(expect[n]) for n in range(4)}
+
+
+def test_keyspace_events_name_the_db(dbs, server):
+    sub = db(server, 0)
+    old = sub.config_get("notify-keyspace-events")["notify-keyspace-events"]
+    sub.config_set("notify-keyspace-events", "KEg$")
+    try:
+        p = sub.pubsub()
+        p.psubscribe("__key*__:*")
+        assert p.get_message(timeout=5)["type"] == "psubscribe"
+        dbs[5].set("k", "v")
+        dbs[5].move("k", 6)
+        seen = []
+        deadline = time.monotonic() + 5
+        while len(seen) < 6 and time.monotonic() < deadline:
+            m = p.get_message(timeout=1)
+            if m is not None and m["type"] == "pmessage":
+                seen.append((m["channel"], m["data"]))
+        assert seen == [("__keyspace@5__:k", "set"), ("__keyevent@5__:set", "k"),
+                        ("__keyspace@5__:k", "move_from"), ("__keyevent@5__:move_from", "k"),
+                        ("__keyspace@6__:k", "move_to"), ("__keyevent@6__:move_to", "k")]
+        p.close()
+    finally:
+        sub.config_set("notify-keyspace-events", old)
+        sub.close()
+
+
+def test_tracking_in_another_db(server):
+    c = db(server, 3)
+    c.flushall()
+    c.set("t", "0")
+    inv = redis.Redis(host=server.host, port=server.port, decode_responses=True)
+    p = inv.pubsub()
+    p.subscribe("__redis__:invalidate")
+    assert p.get_message(timeout=5)["type"] == "subscribe"
+    cid = next(cl["id"] for cl in inv.client_list() if cl["sub"] == "1")
+    tracker = db(server, 3)
+    tracker.execute_command("CLIENT", "TRACKING", "ON", "REDIRECT", cid)
+    assert tracker.get("t") == "0"
+    c.set("t", "1")
+    m = None
+    deadline = time.monotonic() + 5
+    while m is None and time.monotonic() < deadline:
+        m = p.get_message(timeout=1)
+    assert m is not None and m["data"] == ["t"]  # the client's key, not its stored form
+    p.close()
+    for x in (c, inv, tracker):
+        x.close()

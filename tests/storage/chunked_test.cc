@@ -139,14 +139,14 @@ TEST_F(ChunkStoreTest, CommitWritesChunksThenRootAndHidesChunksFromSize) {
   EXPECT_EQ(store_->records(), 3u);
   // SCAN and RANDOMKEY never meet a chunk.
   size_t seen = 0;
-  store_->ScanIndex(0, 100, [&](uint64_t, uint64_t l) {
+  store_->ScanIndex(0, 100, 0, [&](uint64_t, uint64_t l) {
     EXPECT_NE(loc::Type(l), ValueType::kChunk);
     ++seen;
   });
   EXPECT_EQ(seen, 1u);
   uint64_t fp, l;
   for (uint64_t rnd = 1; rnd < 50; ++rnd) {
-    ASSERT_TRUE(store_->RandomEntry(rnd * 0x9E3779B97F4A7C15ULL, &fp, &l));
+    ASSERT_TRUE(store_->RandomEntry(rnd * 0x9E3779B97F4A7C15ULL, 0, &fp, &l));
     EXPECT_NE(loc::Type(l), ValueType::kChunk);
   }
 
