@@ -354,6 +354,32 @@ def test_partial_resync_after_the_link_is_cut(spawn_server):
     assert info(r, "master_replid") == info(m, "master_replid")
 
 
+def test_continue_with_a_new_replid_after_the_master_is_promoted(spawn_server):
+    # top -> middle (redis-server) -> the replica under test; then middle is promoted.
+    top = spawn_master(spawn_server)
+    middle = spawn_master(spawn_server)
+    t, mid = client(top), client(middle)
+    t.set("k", "v")
+    follow(middle, top)
+    replica = spawn_server()
+    r = follow(replica, middle)
+    assert wait_until(lambda: caught_up(mid, r) and r.get("k") == "v", SYNC_TIMEOUT_S)
+    old_id = info(mid, "master_replid")
+    assert info(r, "master_replid") == old_id
+    partial_before = mid.info("stats")["sync_partial_ok"]
+    assert mid.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    new_id = info(mid, "master_replid")
+    assert new_id != old_id
+    # The replica reconnects with the old id; the promoted master continues it under the new one.
+    assert wait_until(lambda: info(r, "master_replid") == new_id and link_up(r), SYNC_TIMEOUT_S)
+    assert mid.info("stats")["sync_partial_ok"] == partial_before + 1
+    assert info(r, "master_replid2") == old_id
+    assert info(r, "second_repl_offset") == info(mid, "second_repl_offset")
+    mid.set("after-promotion", "1")
+    assert wait_until(lambda: r.get("after-promotion") == "1", SYNC_TIMEOUT_S)
+    assert r.get("k") == "v"
+
+
 def test_replicaof_no_one_promotes_and_keeps_the_data(spawn_server):
     master, replica, m, r = synced_pair(spawn_server)
     old_id = info(r, "master_replid")
