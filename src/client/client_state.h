@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -67,8 +68,10 @@ class ClientState {
   bool reply_off = false;                      // CLIENT REPLY OFF
   bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
   bool discard_reply = false;                  // this command's reply goes nowhere
-  OutputLimitTracker obuf_limit;               // client-output-buffer-limit's soft clock
-  std::unique_ptr<TxState> tx;                 // MULTI/WATCH (transaction.h); null until used
+  bool master = false;  // a replica's link to its master (replication/replica.h): flag 'M'
+  std::function<void()> on_free;  // run by the destructor (the link waits for its last command)
+  OutputLimitTracker obuf_limit;  // client-output-buffer-limit's soft clock
+  std::unique_ptr<TxState> tx;    // MULTI/WATCH (transaction.h); null until used
 
   // Pub/Sub (pubsub/pubsub.h): created on the first subscription, null until then.
   std::unique_ptr<PubSubClient> pubsub;

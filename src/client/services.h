@@ -19,6 +19,7 @@ struct CommandSpec;
 class CommandTable;
 class Observability;
 class PubSub;
+class Replica;
 class Tracking;
 class Worker;
 struct WorkerStats;
@@ -39,6 +40,10 @@ struct Services {
   const CommandTable* commands = nullptr;   // scripts look up redis.call's commands here
   const Acl* acl = nullptr;                 // and check them against the client's user
   std::function<bool()> over_memory_limit;  // denyoom commands are refused (memory_guard.h)
+  Replica* replica = nullptr;               // REPLICAOF, ROLE (replication/replica.h)
+  // True while a read-only replica refuses writes from clients (scripts check it too).
+  std::function<bool()> replica_read_only;
+  bool refuses_writes() const { return replica_read_only && replica_read_only(); }
 
   int worker_count() const { return static_cast<int>(workers.size()); }
 };

@@ -54,9 +54,17 @@ std::string AddressOf(int fd, bool peer) {
 }  // namespace
 
 Connection* Connection::Open(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
-                             RequestParser::Limits limits, TlsSession* tls) {
+                             RequestParser::Limits limits, TlsSession* tls,
+                             std::string_view initial_input) {
   auto* c = new Connection(worker, fd, id, handler, limits, tls);
   handler->OnOpen(*c);
+  if (!initial_input.empty()) {
+    c->in_ = static_cast<char*>(std::malloc(initial_input.size()));
+    if (c->in_ == nullptr) std::abort();
+    std::memcpy(c->in_, initial_input.data(), initial_input.size());
+    c->in_cap_ = c->in_len_ = initial_input.size();
+    c->ProcessInput();
+  }
   c->ArmRecv();
   return c;
 }

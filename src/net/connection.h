@@ -53,9 +53,11 @@ class Connection {
   static constexpr size_t kReadChunk = 16 * 1024;
 
   // Takes ownership of fd (a connected, non-blocking-irrelevant TCP socket) and of tls, if not
-  // null: the connection then speaks TLS through that session.
+  // null: the connection then speaks TLS through that session. `initial_input`: bytes already
+  // read from the socket by someone else (a replica's link after the sync), parsed first.
   static Connection* Open(Worker* worker, int fd, uint64_t id, RequestHandler* handler,
-                          RequestParser::Limits limits, TlsSession* tls = nullptr);
+                          RequestParser::Limits limits, TlsSession* tls = nullptr,
+                          std::string_view initial_input = {});
 
   uint64_t id() const { return id_; }
   int fd() const { return fd_; }
@@ -75,6 +77,8 @@ class Connection {
   size_t input_length() const { return in_len_; }
   size_t input_capacity() const { return in_cap_; }
   std::string_view input() const { return {in_ + in_start_, in_len_ - in_start_}; }
+  // In OnRequest: the bytes of the request being handled (a replica counts its master's stream).
+  size_t request_bytes() const { return parser_.consumed(); }
 
   // A pending request finished: continue with the buffered requests.
   void Resume();

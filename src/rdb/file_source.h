@@ -10,7 +10,7 @@
 
 namespace lavik::rdb {
 
-class FileSource : public ByteSource {
+class FileSource : public BufferedSource {
  public:
   // Opens `path` for reading; ok() says whether it did (error() says why).
   explicit FileSource(const std::string& path);
@@ -20,14 +20,10 @@ class FileSource : public ByteSource {
 
   bool ok() const { return fd_ >= 0; }
   const std::string& error() const { return error_; }
-  bool Read(void* dst, size_t n) override;
-  bool ReadAppend(size_t n, std::string* out) override;
 
  private:
-  bool Fill();  // refills buf_ when it is used up; false at the end or on an error
+  bool Refill() override;
   int fd_ = -1;
-  std::string buf_;
-  size_t pos_ = 0, end_ = 0;
   std::string error_;
 };
 

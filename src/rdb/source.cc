@@ -17,6 +17,32 @@ bool ByteSource::ReadAppend(size_t n, std::string* out) {
   return true;
 }
 
+bool BufferedSource::Read(void* dst, size_t n) {
+  auto* d = static_cast<char*>(dst);
+  while (n > 0) {
+    if (!Fill()) return false;
+    const size_t take = std::min(n, end_ - pos_);
+    std::memcpy(d, buf_.data() + pos_, take);
+    pos_ += take;
+    consumed_ += take;
+    d += take;
+    n -= take;
+  }
+  return true;
+}
+
+bool BufferedSource::ReadAppend(size_t n, std::string* out) {
+  while (n > 0) {
+    if (!Fill()) return false;
+    const size_t take = std::min(n, end_ - pos_);
+    out->append(buf_.data() + pos_, take);
+    pos_ += take;
+    consumed_ += take;
+    n -= take;
+  }
+  return true;
+}
+
 bool StringSource::Read(void* dst, size_t n) {
   if (n > remaining()) return false;
   if (n > 0) std::memcpy(dst, data_.data() + pos_, n);

@@ -23,6 +23,25 @@ class ByteSource {
   virtual bool ReadAppend(size_t n, std::string* out);
 };
 
+// A source read through a buffer that a subclass refills from somewhere (a file, a socket), so
+// input of any size is decoded with bounded memory.
+class BufferedSource : public ByteSource {
+ public:
+  bool Read(void* dst, size_t n) override;
+  // Grows *out only as bytes really arrive, so a corrupt length cannot allocate ahead of them.
+  bool ReadAppend(size_t n, std::string* out) override;
+  uint64_t consumed() const { return consumed_; }  // bytes handed out so far
+
+ protected:
+  // Called when buf_[pos_, end_) is used up: puts the next bytes in buf_ and sets pos_ = 0 and
+  // end_; false at the end of the input or on an error.
+  virtual bool Refill() = 0;
+  bool Fill() { return pos_ < end_ || Refill(); }
+  std::string buf_;
+  size_t pos_ = 0, end_ = 0;
+  uint64_t consumed_ = 0;
+};
+
 // A source over bytes in memory (they must outlive it).
 class StringSource : public ByteSource {
  public:

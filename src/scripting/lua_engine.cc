@@ -261,6 +261,10 @@ bool RunCommand(lua_State* L, ScriptRun& run) {
     PushLuaError(L, "-ERR Write commands are not allowed from read-only scripts.");
     return true;
   }
+  if (write && ctx.services->refuses_writes() && !(ctx.client && ctx.client->master)) {
+    PushLuaError(L, "-READONLY You can't write against a read only replica.");
+    return true;
+  }
   // Over maxmemory at the start, a script without allow-oom may not grow memory before its
   // first write (after that, stopping it halfway would break its atomicity).
   if (run.oom_at_start && !run.allow_oom && (spec->flags & kCmdDenyOom) &&

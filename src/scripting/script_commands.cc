@@ -179,6 +179,10 @@ bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
     ctx.reply->Error(kErrRoWithWriteFlag);
     return false;
   }
+  if (shebang && !no_writes && ctx.services->refuses_writes()) {  // as Redis, before it runs
+    ctx.reply->Error(kErrReadOnlyReplica);
+    return false;
+  }
   run.no_writes = no_writes;
   run.allow_oom = allow_oom;
   run.shebang = shebang;

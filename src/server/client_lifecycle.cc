@@ -10,6 +10,8 @@ namespace lavik {
 
 ClientState::ClientState(Connection* c) : conn(c), id(c->id()), writer(nullptr, 2) {}
 
-ClientState::~ClientState() = default;
+ClientState::~ClientState() {
+  if (on_free) on_free();
+}
 
 }  // namespace lavik

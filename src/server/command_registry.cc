@@ -7,6 +7,7 @@
 #include "commands/lcs.h"
 #include "observability/observability.h"
 #include "pubsub/pubsub.h"
+#include "replication/replication_commands.h"
 #include "scripting/scripting.h"
 #include "server/object_command.h"
 #include "server/reset_command.h"
@@ -27,6 +28,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       HyperLogLogCommands(),   BitmapCommands(),        SortCommands(),
       LcsCommands(),           MemoryCommands(),        SaveCommands(),
       LolwutCommands(),        ScriptingCommands(),     DbCommands(),
+      ReplicationCommands(),
   };
 }
 

@@ -16,6 +16,7 @@
 #include "commands/command_table.h"
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
+#include "replication/replica.h"
 #include "runtime/shard_hop.h"
 #include "server/client_hub.h"
 #include "server/command_registry.h"
@@ -170,7 +171,7 @@ Task Hello(Context& ctx) {
   w.Bulk("mode");
   w.Bulk("standalone");
   w.Bulk("role");
-  w.Bulk("master");
+  w.Bulk(ctx.server->replica().following() ? "replica" : "master");
   w.Bulk("modules");
   w.Array(0);
 }

@@ -12,6 +12,7 @@
 #include "commands/command_keys.h"
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
+#include "replication/replica.h"
 #include "scripting/script_locks.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
@@ -236,6 +237,16 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
   if ((spec->flags & kCmdDenyOom) && memory_guard_->oom()) {
     obs_->CommandRejected(c.worker()->id(), spec);  // rejected_calls, as Redis counts OOM
     w.Error(kErrOOM);
+    return Result::kDone;
+  }
+  if ((spec->flags & kCmdWrite) && !cl->master && replica_->read_only()) {
+    obs_->CommandRejected(c.worker()->id(), spec);
+    w.Error(kErrReadOnlyReplica);
+    return Result::kDone;
+  }
+  if (!(spec->flags & kCmdLoading) && replica_->loading()) {  // a replica's full sync
+    obs_->CommandRejected(c.worker()->id(), spec);
+    w.Error(kErrLoading);
     return Result::kDone;
   }
   if (std::string_view busy = ScriptBusyError(); !busy.empty() && !(spec->flags & kCmdAllowBusy)) {

@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/db_key.h"
 #include "blocking/list_blocking.h"
+#include "replication/replica.h"
 #include "runtime/shard_hop.h"
 #include "scripting/scripting.h"
 #include "server/memory_guard.h"
@@ -330,10 +331,7 @@ Task Info(Context& ctx) {
   }
   if (Wanted(sections, "replication", true)) {
     out += "# Replication\r\n";
-    Field(&out, "role", "master");
-    Field(&out, "connected_slaves", 0);
-    Field(&out, "master_replid", server->run_id());
-    Field(&out, "master_repl_offset", 0);
+    server->replica().AppendInfo(&out);
     out += "\r\n";
   }
   if (Wanted(sections, "cpu", true)) {

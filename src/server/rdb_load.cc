@@ -1,54 +1,16 @@
 #include "server/rdb_load.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/db_key.h"
-#include "commands/key_copy.h"
-#include "commands/shards.h"
 #include "rdb/file_format.h"
 #include "rdb/file_source.h"
-#include "runtime/mailbox.h"
+#include "replication/rdb_stream.h"
 #include "scripting/function_registry.h"
-#include "storage/store.h"
 
 namespace lavik {
 namespace {
-
-constexpr size_t kBatchBytes = 1 << 20;
-constexpr size_t kBatchKeys = 256;
-constexpr size_t kMaxInFlightBytes = 32u << 20;
-
-// What the main thread and the workers share while keys are being stored.
-struct LoadGate {
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t in_flight = 0;  // bytes posted and not yet written
-  std::string error;     // the first failed write
-};
-
-struct LoadBatch : MailboxItem {
-  Store* store = nullptr;
-  LoadGate* gate = nullptr;
-  std::vector<std::pair<std::string, KeyCopy>> keys;
-  size_t bytes = 0;
-};
-
-Task WriteBatch(LoadBatch* b) {
-  std::string error;
-  for (const auto& [key, copy] : b->keys) {
-    if (!co_await WriteKeyCopy(*b->store, key, copy, &error)) break;
-  }
-  {
-    std::lock_guard<std::mutex> lock(b->gate->mu);
-    if (!error.empty() && b->gate->error.empty()) b->gate->error = error;
-    b->gate->in_flight -= b->bytes;
-  }
-  b->gate->cv.notify_all();
-  delete b;
-}
 
 // The first failure of `reader` or its source, worded for the log.
 std::string ReadError(const rdb::FileReader& reader, const rdb::FileSource& src) {
@@ -107,93 +69,12 @@ bool LoadRdbFile(ShardSet& shards, const std::string& path, RdbLoadReport* repor
     *error = "Cannot reread the RDB file " + path + ": " + ReadError(reader, src);
     return false;
   }
-  LoadGate gate;
-  std::vector<LoadBatch*> pending(static_cast<size_t>(shards.size()), nullptr);
-  auto post = [&](int s) {
-    LoadBatch* b = pending[s];
-    pending[s] = nullptr;
-    if (b == nullptr) return;
-    {
-      std::unique_lock<std::mutex> lock(gate.mu);
-      gate.cv.wait(lock, [&] { return gate.in_flight < kMaxInFlightBytes; });
-      gate.in_flight += b->bytes;
-    }
-    b->run = [](MailboxItem* m) {
-      Task t = WriteBatch(static_cast<LoadBatch*>(m));
-      t.Start(nullptr, nullptr);
-    };
-    shards.at(s).worker->Post(b);
-  };
-  auto failed = [&] {
-    std::lock_guard<std::mutex> lock(gate.mu);
-    return !gate.error.empty();
-  };
-  bool ok = true;
-  rdb::FileReader::Entry e;
-  for (bool more = true; more && ok;) {
-    switch (reader.Next(&e)) {
-      case rdb::FileReader::Item::kKey: {
-        if (e.expire_ms != 0 && e.expire_ms < NowMs()) {
-          ++report->expired;
-          break;
-        }
-        // The one place a key of the file becomes a stored key (base/db_key.h).
-        std::string stored = DbKey(DbMap::Physical(static_cast<int>(e.db)), e.key);
-        const int s = shards.ShardOf(stored);
-        LoadBatch*& b = pending[s];
-        if (b == nullptr) {
-          b = new LoadBatch();
-          b->store = &shards.at(s).store;
-          b->gate = &gate;
-        }
-        KeyCopy copy;
-        copy.exists = true;
-        copy.type = e.type;
-        copy.record = std::move(e.record);
-        copy.expire_ms = e.expire_ms;
-        b->bytes += stored.size() + copy.record.size();
-        b->keys.emplace_back(std::move(stored), std::move(copy));
-        ++report->keys;
-        if (b->bytes >= kBatchBytes || b->keys.size() >= kBatchKeys) {
-          post(s);
-          if (failed()) ok = false;
-        }
-        break;
-      }
-      case rdb::FileReader::Item::kFunction: {
-        std::string name;
-        const std::string err = FunctionRegistry::Get().Load(e.code, true, &name);
-        if (!err.empty()) {
-          *error = "Cannot load a function library of the RDB: " + err;
-          ok = false;
-        }
-        ++report->functions;
-        break;
-      }
-      case rdb::FileReader::Item::kEof:
-        more = false;
-        break;
-      case rdb::FileReader::Item::kError:  // the file changed since it was checked
-        *error = ReadError(reader, src);
-        ok = false;
-        break;
-    }
-  }
-  for (int s = 0; s < shards.size(); ++s) {
-    if (ok) {
-      post(s);
-    } else {
-      delete pending[s];
-    }
-  }
-  std::unique_lock<std::mutex> lock(gate.mu);
-  gate.cv.wait(lock, [&] { return gate.in_flight == 0; });
-  if (ok && !gate.error.empty()) {
-    *error = "Writing the RDB's keys failed: " + gate.error;
-    ok = false;
+  if (!StoreRdbStream(shards, reader, true, report, error)) {
+    if (!src.error().empty()) *error += " (" + src.error() + ")";
+    return false;
   }
   report->elapsed_ms = NowMs() - start;
-  return ok;
+  return true;
 }
 
 }  // namespace lavik

@@ -5,9 +5,8 @@
 // first checks everything — framing, every object, the database numbers, the function
 // libraries' code and the CRC-64 trailer — and stores nothing, so a corrupt or truncated file
 // is refused (with the byte offset) before a single key changes. The second decodes again and
-// hands the keys to their shards' workers in batches, with a bound on the bytes in flight, so
-// the file is never held in memory. Keys whose expiry has passed are skipped, as Redis does;
-// a key already stored under the same name is replaced.
+// stores the keys through StoreRdbStream (replication/rdb_stream.h, which a replica's full sync
+// shares), so the file is never held in memory.
 //
 // Thread safety: called from the main thread once the workers run and before any client is
 // accepted.
@@ -16,16 +15,11 @@
 #include <cstdint>
 #include <string>
 
+#include "replication/rdb_stream.h"  // RdbLoadReport, and the second pass
+
 namespace lavik {
 
 class ShardSet;
-
-struct RdbLoadReport {
-  uint64_t keys = 0;       // stored
-  uint64_t expired = 0;    // skipped: their expiry had passed
-  uint64_t functions = 0;  // libraries loaded
-  int64_t elapsed_ms = 0;
-};
 
 // False with *error ("... at offset N") if the file cannot be read or is not a valid RDB, or a
 // write failed.

@@ -21,6 +21,7 @@
 #include "config/live_settings.h"
 #include "pubsub/keyspace_publish.h"
 #include "pubsub/pubsub.h"
+#include "replication/replica.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/command_registry.h"
@@ -148,6 +149,16 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   services_.observability = obs_.get();
   services_.commands = &table_;
   services_.acl = acl_.get();
+  replica_ = std::make_unique<Replica>(Replica::Deps{
+      [this]() -> ShardSet& { return *shards_; }, &services_, this,
+      [this] { return next_client_id_.fetch_add(1); }, [this] { return listener_.port(); },
+      [this](std::string_view name) { return ConfigValue(name); }});
+  services_.replica = replica_.get();
+  services_.replica_read_only = [this] { return replica_->read_only(); };
+  registry_.OnChange("replica-read-only", [this](std::string_view v) {
+    replica_->set_read_only_config(v == "yes");
+    return Status::Ok();
+  });
   services_.over_memory_limit = [guard = memory_guard_.get()] { return guard->oom(); };
   ConfigureScripting(registry_);
   SetScriptBusyHook(&Server::OnScriptBusy, this);
@@ -581,6 +592,7 @@ int Server::Run() {
             " with " + std::to_string(workers_.size()) + " worker(s)");
   StartMetrics(this, obs_.get());
   LogNotice("Ready to accept connections tcp");
+  replica_->FollowConfigured(ConfigValue("replicaof"));
 
   int sig = 0;
   for (;;) {
@@ -601,6 +613,7 @@ int Server::Run() {
             ", shutting down: finishing in-flight requests");
   drain_deadline_us_ = MonotonicUs() + kDrainTimeoutUs;
   obs_->StopMetrics();  // before the workers stop: a scrape may be waiting for them
+  replica_->Stop();     // and the replication thread, which waits for them too
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
   if (config_.shutdown_checkpoint) {

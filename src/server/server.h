@@ -42,6 +42,7 @@ namespace lavik {
 class ClientHub;
 class ClientState;
 class PubSub;
+class Replica;
 class Tracking;
 struct RemoteCommand;
 
@@ -77,6 +78,7 @@ class Server : public RequestHandler {
   Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
   ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
   PubSub& pubsub() { return *pubsub_; }             // channel registry (pubsub/pubsub.h)
+  Replica& replica() { return *replica_; }          // REPLICAOF state (replication/replica.h)
   Tracking& tracking() { return *tracking_; }       // client-side caching (tracking/tracking.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
@@ -170,6 +172,7 @@ class Server : public RequestHandler {
   std::unique_ptr<Observability> obs_;
   std::unique_ptr<ClientHub> hub_;
   std::unique_ptr<PubSub> pubsub_;
+  std::unique_ptr<Replica> replica_;  // REPLICAOF (replication/replica.h)
   std::unique_ptr<Tracking> tracking_;
 };
 

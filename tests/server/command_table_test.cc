@@ -15,6 +15,7 @@
 #include "commands/lcs.h"
 #include "observability/observability.h"
 #include "pubsub/pubsub.h"
+#include "replication/replication_commands.h"
 #include "scripting/scripting.h"
 #include "server/command_registry.h"
 #include "server/object_command.h"
@@ -75,6 +76,7 @@ TEST_F(CommandTableTest, HoldsEveryFamily) {
               SortCommands().size() + LcsCommands().size() + DumpCommands().size();
   expected += MemoryCommands().size() + SaveCommands().size() + LolwutCommands().size();
   expected += ScriptingCommands().size() + DbCommands().size();
+  expected += ReplicationCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",

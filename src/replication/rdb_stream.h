@@ -1,0 +1,38 @@
+// Storing the keys of an RDB stream into the shards, from any byte source: a dump.rdb file
+// (server/rdb_load.cc, its second pass) or a master's full-sync payload read from the socket
+// (replica.cc). One pass: keys are decoded one at a time and handed to their shards' workers in
+// batches, with a bound on the bytes in flight, so the RDB is never held in memory and a dataset
+// larger than the value cache loads (the workers write records as for any SET). Keys whose expiry
+// has passed are skipped, as Redis does; a key already stored under the same name is replaced.
+//
+// A stream that turns out corrupt or truncated stops the load where the bad item starts: the keys
+// before it stay stored (a caller that needs all-or-nothing validates first, as the file load
+// does; the replica flushes and syncs again, as Redis does).
+//
+// Thread safety: called from a thread that is not a worker (it waits for them), one load at a
+// time per ShardSet.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "rdb/file_format.h"
+
+namespace lavik {
+
+class ShardSet;
+
+struct RdbLoadReport {
+  uint64_t keys = 0;       // stored
+  uint64_t expired = 0;    // skipped: their expiry had passed
+  uint64_t functions = 0;  // libraries loaded
+  int64_t elapsed_ms = 0;
+};
+
+// Reads `reader` (its header already read) to its EOF trailer, storing what it holds; function
+// libraries are loaded into the FunctionRegistry (replacing one of the same name if
+// `replace_functions`). False with *error (the reader's "... at offset N", or the failed write).
+bool StoreRdbStream(ShardSet& shards, rdb::FileReader& reader, bool replace_functions,
+                    RdbLoadReport* report, std::string* error);
+
+}  // namespace lavik

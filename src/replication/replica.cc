@@ -1,0 +1,410 @@
+// The replication thread: connect, handshake, full or partial sync, then the link's lifetime.
+// The link's request handling, ROLE and INFO are in replica_link.cc.
+#include "replication/replica.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <random>
+
+#include "base/clock.h"
+#include "base/db_key.h"
+#include "base/log.h"
+#include "base/numbers.h"
+#include "client/services.h"
+#include "commands/command_table.h"
+#include "commands/shards.h"
+#include "rdb/file_format.h"
+#include "replication/rdb_stream.h"
+#include "replication/socket_source.h"
+#include "runtime/mailbox.h"
+#include "runtime/worker.h"
+
+namespace lavik {
+namespace {
+
+constexpr int64_t kConnectTimeoutMs = 5000;
+constexpr size_t kEofMarkLen = 40;
+
+std::string NewReplId() {
+  std::random_device rd;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id(40, '0');
+  for (char& c : id) c = kHex[rd() % 16];
+  return id;
+}
+
+// A command run on a worker by a thread that waits for it (the flush before a full sync).
+struct BlockingCommand : MailboxItem {
+  Context ctx;
+  std::string reply;
+  ReplyWriter writer{&reply, 2};
+  std::vector<std::string_view> argv;
+  ShardSet* shards = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+
+  static void Done(void* arg) {
+    auto* self = static_cast<BlockingCommand*>(arg);
+    std::lock_guard<std::mutex> lock(self->mu);
+    self->done = true;
+    self->cv.notify_all();
+  }
+  static void RunHere(MailboxItem* item) {
+    auto* self = static_cast<BlockingCommand*>(item);
+    self->ctx.store = &self->shards->local().store;
+    self->ctx.now_ms = NowMs();
+    Task t = self->ctx.spec->handler(self->ctx);
+    if (t.Start(&Done, self)) Done(self);
+  }
+};
+
+}  // namespace
+
+Replica::Replica(Deps deps) : deps_(std::move(deps)), replid_(NewReplId()) {
+  replid2_.assign(40, '0');
+}
+
+Replica::~Replica() { Stop(); }
+
+void Replica::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Replica::Cancelled(uint64_t gen) const { return stop_.load() || gen_.load() != gen; }
+
+void Replica::SetState(State s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = s;
+}
+
+std::string Replica::Follow(const std::string& host, int port) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (host_ == host && port_ == port) return "OK Already connected to specified master";
+  const bool was_replica = !host_.empty();
+  host_ = host;
+  port_ = port;
+  state_ = State::kConnect;
+  down_since_s_ = 0;
+  following_ = true;
+  ro_config_ = deps_.config_value("replica-read-only") != "no";
+  ++gen_;
+  LogNotice(std::string(was_replica ? "Changing" : "Connecting to") + " MASTER " + host + ":" +
+            std::to_string(port));
+  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+  lock.unlock();
+  cv_.notify_all();
+  return "OK";
+}
+
+void Replica::FollowConfigured(std::string_view value) {
+  const size_t sp = value.rfind(' ');
+  int64_t port = 0;
+  if (sp == std::string_view::npos || !ParseInt64(value.substr(sp + 1), &port)) return;
+  Follow(std::string(value.substr(0, sp)), static_cast<int>(port));
+}
+
+void Replica::Promote() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (host_.empty()) return;
+  host_.clear();
+  port_ = 0;
+  state_ = State::kNone;
+  following_ = false;
+  ++gen_;
+  // As Redis's shiftReplicationId: a replica of ours may still continue from the old history.
+  replid2_ = replid_;
+  second_offset_ = offset_.load() + 1;
+  replid_ = NewReplId();
+  synced_ = true;
+  LogNotice("MASTER MODE enabled (user request from 'id=?')");
+  lock.unlock();
+  cv_.notify_all();
+}
+
+void Replica::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    if (host_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    const uint64_t gen = gen_;
+    const std::string host = host_;
+    const int port = port_;
+    lock.unlock();
+    const bool served = SyncOnce(gen, host, port);
+    lock.lock();
+    if (!served && !Cancelled(gen)) {
+      cv_.wait_for(lock, std::chrono::seconds(1), [&] { return Cancelled(gen); });
+    }
+  }
+}
+
+bool Replica::SyncOnce(uint64_t gen, const std::string& host, int port) {
+  SetState(State::kConnecting);
+  LogNotice("MASTER <-> REPLICA sync started");
+  const auto cancelled = [this, gen] { return Cancelled(gen); };
+  std::string error;
+  const int fd = ConnectTcp(host, port, kConnectTimeoutMs, cancelled, &error);
+  if (fd < 0) {
+    LogWarning("Error condition on socket for SYNC: " + error);
+    SetState(State::kConnect);
+    return false;
+  }
+  int64_t timeout_s = 60;
+  ParseInt64(deps_.config_value("repl-timeout"), &timeout_s);
+  SocketSource src(fd, cancelled, timeout_s * 1000);
+  std::string reply;
+  bool ok = Handshake(src, &reply);
+  if (ok && reply.rfind("+FULLRESYNC", 0) == 0) {
+    ok = FullSync(src, reply);
+  } else if (ok && reply.rfind("+CONTINUE", 0) == 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string_view id = std::string_view(reply).substr(9);
+    while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
+    if (id.size() == 40 && id != replid_) {  // the master's history changed its name (PSYNC2)
+      replid2_ = replid_;
+      second_offset_ = offset_.load() + 1;
+      replid_ = std::string(id);
+    }
+    LogNotice("Successful partial resynchronization with master.");
+  } else if (ok) {
+    LogWarning("Unexpected reply to PSYNC from master: " + reply);
+    ok = false;
+  }
+  if (!ok || Cancelled(gen)) {
+    close(fd);
+    SetState(State::kConnect);
+    return false;
+  }
+  ServeLink(gen, fd, src.TakeBuffered());
+  return true;
+}
+
+bool Replica::Handshake(SocketSource& src, std::string* psync_reply) {
+  SetState(State::kHandshake);
+  std::string line;
+  auto ask = [&](std::initializer_list<std::string_view> cmd, const char* what) {
+    if (!src.WriteAll(RespArray(cmd)) || !src.ReadLine(&line)) {
+      LogWarning(std::string("Master did not answer ") + what + ": " + src.error());
+      return false;
+    }
+    last_io_ms_ = NowMs();
+    return true;
+  };
+  if (!ask({"PING"}, "PING")) return false;
+  // Redis takes an authentication error here as a live master too.
+  if (line[0] == '-' && line.rfind("-NOAUTH", 0) != 0 && line.rfind("-NOPERM", 0) != 0 &&
+      line.rfind("-ERR operation not permitted", 0) != 0) {
+    LogWarning("Error reply to PING from master: '" + line + "'");
+    return false;
+  }
+  const std::string port = std::to_string(deps_.listening_port());
+  if (!ask({"REPLCONF", "listening-port", port}, "REPLCONF listening-port")) return false;
+  if (line[0] == '-')
+    LogNotice("(Non critical) Master does not understand REPLCONF listening-port");
+  if (!ask({"REPLCONF", "capa", "eof", "capa", "psync2"}, "REPLCONF capa")) return false;
+  std::string id = "?", offset = "-1";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (synced_) {
+      id = replid_;
+      offset = std::to_string(offset_.load() + 1);
+      LogNotice("Trying a partial resynchronization (request " + id + ":" + offset + ").");
+    } else {
+      LogNotice("Partial resynchronization not possible (no cached master)");
+    }
+  }
+  if (!src.WriteAll(RespArray({"PSYNC", id, offset}))) return false;
+  do {  // the master may send newlines while it prepares the payload
+    if (!src.ReadLine(psync_reply)) {
+      LogWarning("Master did not answer PSYNC: " + src.error());
+      return false;
+    }
+  } while (psync_reply->empty());
+  last_io_ms_ = NowMs();
+  return true;
+}
+
+bool Replica::FlushAll() {
+  const CommandSpec* spec = deps_.services->commands->Find("flushall");
+  if (spec == nullptr) return false;
+  BlockingCommand cmd;
+  cmd.argv = {"FLUSHALL"};
+  cmd.shards = &deps_.shards();
+  cmd.ctx.args = cmd.argv;
+  cmd.ctx.reply = &cmd.writer;
+  cmd.ctx.shards = &deps_.shards();
+  cmd.ctx.services = deps_.services;
+  cmd.ctx.spec = spec;
+  cmd.run = &BlockingCommand::RunHere;
+  deps_.shards().at(0).worker->Post(&cmd);
+  std::unique_lock<std::mutex> lock(cmd.mu);
+  cmd.cv.wait(lock, [&] { return cmd.done; });
+  if (cmd.reply.rfind("+OK", 0) == 0) return true;
+  LogWarning("Flushing the old data before the sync failed: " + cmd.reply);
+  return false;
+}
+
+bool Replica::FullSync(SocketSource& src, const std::string& reply) {
+  // +FULLRESYNC <replid> <offset>
+  const size_t sp1 = reply.find(' '), sp2 = reply.find(' ', sp1 + 1);
+  int64_t master_offset = 0;
+  if (sp1 == std::string::npos || sp2 != sp1 + 41 ||
+      !ParseInt64(std::string_view(reply).substr(sp2 + 1), &master_offset)) {
+    LogWarning("Master replied with wrong +FULLRESYNC syntax: " + reply);
+    return false;
+  }
+  const std::string master_id = reply.substr(sp1 + 1, 40);
+  LogNotice("Full resync from master: " + master_id + ":" + std::to_string(master_offset));
+  SetState(State::kSync);
+  std::string header;
+  do {
+    if (!src.ReadLine(&header)) {
+      LogWarning("I/O error reading bulk count from MASTER: " + src.error());
+      return false;
+    }
+  } while (header.empty());
+  if (header[0] == '-') {
+    LogWarning("MASTER aborted replication with an error: " + header.substr(1));
+    return false;
+  }
+  std::string eof_mark;
+  int64_t total = -1;
+  if (header.rfind("$EOF:", 0) == 0 && header.size() == 5 + kEofMarkLen) {
+    eof_mark = header.substr(5);
+  } else if (header[0] != '$' || !ParseInt64(std::string_view(header).substr(1), &total) ||
+             total < 0) {
+    LogWarning("Bad protocol from MASTER, the first byte is not '$' (we received '" + header +
+               "'), are you sure the host and port are right?");
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    sync_total_ = total;
+  }
+  LogNotice("MASTER <-> REPLICA sync: receiving " +
+            (total >= 0 ? std::to_string(total) + " bytes from master" : "streamed RDB"));
+  // Redis empties the dataset before loading, and so does Lavik: a sync that fails half-way
+  // leaves a partial dataset, and the next sync flushes again.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    synced_ = false;
+  }
+  LogNotice("MASTER <-> REPLICA sync: Flushing old data");
+  loading_ = true;
+  const bool flushed = FlushAll();
+  struct LoadingFlag {
+    std::atomic<bool>& flag;
+    ~LoadingFlag() { flag = false; }
+  } loading{loading_};
+  if (!flushed) return false;
+  LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
+  const uint64_t start = src.consumed();
+  rdb::FileReader reader(src, kMaxDatabases);
+  RdbLoadReport report;
+  std::string error;
+  bool ok = reader.ReadHeader();
+  if (!ok) error = reader.error();
+  if (ok) ok = StoreRdbStream(deps_.shards(), reader, true, &report, &error);
+  if (ok && !eof_mark.empty()) {
+    std::string mark;
+    ok = src.ReadAppend(kEofMarkLen, &mark) && mark == eof_mark;
+    if (!ok)
+      error = "the $EOF mark does not follow the RDB at offset " + std::to_string(reader.offset());
+  } else if (ok && src.consumed() - start != static_cast<uint64_t>(total)) {
+    ok = false;
+    error = "the RDB ends at offset " + std::to_string(src.consumed() - start) + " of " +
+            std::to_string(total) + " payload bytes";
+  }
+  sync_read_ = static_cast<int64_t>(src.consumed() - start);
+  if (!ok) {
+    if (!src.error().empty()) error += " (" + src.error() + ")";
+    LogWarning("Failed trying to load the MASTER synchronization DB: " + error +
+               "; the replica retries the sync");
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  replid_ = master_id;
+  replid2_.assign(40, '0');
+  second_offset_ = -1;
+  offset_ = master_offset;
+  synced_ = true;
+  LogNotice("MASTER <-> REPLICA sync: Finished with success (" + std::to_string(report.keys) +
+            " keys, " + std::to_string(report.expired) + " expired, in " +
+            std::to_string(report.elapsed_ms) + " ms)");
+  return true;
+}
+
+void Replica::ServeLink(uint64_t gen, int fd, std::string leftover) {
+  struct OpenItem : MailboxItem {
+    Replica* self;
+    int fd;
+    uint64_t id;
+    std::string leftover;
+  };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_closed_ = false;
+    state_ = State::kConnected;
+  }
+  auto* item = new OpenItem();
+  item->self = this;
+  item->fd = fd;
+  item->id = deps_.next_client_id();
+  item->leftover = std::move(leftover);
+  item->run = [](MailboxItem* m) {
+    auto* it = static_cast<OpenItem*>(m);
+    Connection::Open(Worker::Current(), it->fd, it->id, it->self, RequestParser::Limits{}, nullptr,
+                     it->leftover);
+    delete it;
+  };
+  deps_.shards().at(0).worker->Post(item);
+  int64_t timeout_s = 60;
+  ParseInt64(deps_.config_value("repl-timeout"), &timeout_s);
+  std::unique_lock<std::mutex> lock(mu_);
+  bool closing = false;
+  while (!link_closed_) {
+    cv_.wait_for(lock, std::chrono::seconds(1));
+    if (link_closed_ || closing) continue;
+    const bool timed_out = NowMs() - last_io_ms_.load() > timeout_s * 1000;
+    if (timed_out) LogWarning("MASTER timeout: no data nor PING received...");
+    closing = Cancelled(gen) || timed_out;
+    lock.unlock();
+    PostToLink(closing);
+    lock.lock();
+  }
+}
+
+void Replica::PostToLink(bool close) {
+  struct LinkItem : MailboxItem {
+    Replica* self;
+    bool close;
+  };
+  auto* item = new LinkItem();
+  item->self = this;
+  item->close = close;
+  item->run = [](MailboxItem* m) {
+    auto* it = static_cast<LinkItem*>(m);
+    Connection* c = it->self->link_;
+    if (c != nullptr && !c->closing()) {
+      if (it->close) {
+        c->Abort();
+      } else {
+        c->output()->append(
+            RespArray({"REPLCONF", "ACK", std::to_string(it->self->offset_.load())}));
+      }
+    }
+    delete it;
+  };
+  deps_.shards().at(0).worker->Post(item);
+}
+
+}  // namespace lavik

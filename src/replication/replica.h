@@ -1,0 +1,121 @@
+// Replica: Lavik following a Redis master (REPLICAOF host port), the replica side of Redis's
+// replication protocol as redis-server 7.0 speaks it (doc/replication.md).
+//
+// One replication thread per process runs the link's life: connect, PING, REPLCONF
+// listening-port / capa eof capa psync2, PSYNC (`? -1` the first time, then the master's replid
+// and the offset processed + 1), then either +FULLRESYNC — every database flushed, the RDB
+// payload ($<len> or the diskless $EOF:<mark> form) streamed from the socket into the shards
+// (rdb_stream.h), never held in memory — or +CONTINUE (the data kept). The socket then becomes a
+// Connection on worker 0 whose handler is this object: the master's command stream is parsed
+// and run by the server's normal request path (its RequestHandler), one command at a time — the
+// connection does not parse command N+1 before N has finished, on whichever worker its keys
+// live — so the stream is applied in order. Replies are dropped, except REPLCONF GETACK's
+// `REPLCONF ACK <offset>`; the offset counts every byte of every command of the stream (PINGs
+// included), exactly as Redis counts it. The thread sends REPLCONF ACK every second, and brings
+// the link back with a partial resync when it drops.
+//
+// Thread safety: Follow/Promote/WriteRole/AppendInfo/read_only from any thread; the
+// RequestHandler methods on worker 0 (the link's connection).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "net/connection.h"
+#include "protocol/reply_writer.h"
+
+namespace lavik {
+
+class ShardSet;
+class SocketSource;
+struct Services;
+
+class Replica : public RequestHandler {
+ public:
+  struct Deps {
+    std::function<ShardSet&()> shards;  // (made after the Replica)
+    const Services* services = nullptr;
+    RequestHandler* server = nullptr;  // runs the master's commands (the server's request path)
+    std::function<uint64_t()> next_client_id;
+    std::function<int()> listening_port;
+    std::function<std::string(std::string_view)> config_value;  // CONFIG GET's value
+  };
+  explicit Replica(Deps deps);
+  ~Replica() override;
+
+  // REPLICAOF host port: the reply's text after '+' ("OK", or "OK Already connected to
+  // specified master").
+  std::string Follow(const std::string& host, int port);
+  // Start-up: the `replicaof` config's value ("host port", or "" for none).
+  void FollowConfigured(std::string_view value);
+  // REPLICAOF NO ONE: stops following, keeps the data; the master's replid becomes replid2.
+  void Promote();
+  // Shutdown, before the workers stop: ends the link and the thread.
+  void Stop();
+
+  // Writes from clients are refused: following a master, with replica-read-only yes.
+  bool read_only() const {
+    return following_.load(std::memory_order_relaxed) && ro_config_.load(std::memory_order_relaxed);
+  }
+  void set_read_only_config(bool on) { ro_config_ = on; }  // CONFIG SET replica-read-only
+  bool following() const { return following_.load(std::memory_order_relaxed); }  // HELLO's role
+  // A full sync is loading: commands without the `loading` flag get -LOADING, as in Redis.
+  bool loading() const { return loading_.load(std::memory_order_relaxed); }
+  void WriteRole(ReplyWriter& w);
+  void AppendInfo(std::string* out);  // INFO's "# Replication" section, fields only
+
+  // The master link's connection (worker 0).
+  void OnOpen(Connection& c) override;
+  Result OnRequest(Connection& c, std::span<const std::string_view> args) override;
+  void OnClose(Connection& c) override;
+  void OnQueryBufferLimit(Connection& c) override { deps_.server->OnQueryBufferLimit(c); }
+
+ private:
+  enum class State { kNone, kConnect, kConnecting, kHandshake, kSync, kConnected };
+
+  void Loop();  // the replication thread
+  // One link: connect, handshake, sync, then serve the stream until it drops. False if it
+  // failed before the stream started (the caller waits a second and retries).
+  bool SyncOnce(uint64_t gen, const std::string& host, int port);
+  bool Handshake(SocketSource& src, std::string* psync_reply);
+  bool FullSync(SocketSource& src, const std::string& reply);
+  bool FlushAll();  // every database, before a full sync's load
+  void ServeLink(uint64_t gen, int fd, std::string leftover);  // until the link closes
+  void PostToLink(bool close);  // ACK (or close the link) on worker 0
+  bool Cancelled(uint64_t gen) const;
+  void SetState(State s);
+
+  Deps deps_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> gen_{0};  // bumped by every REPLICAOF
+  std::atomic<bool> following_{false};
+  std::atomic<bool> ro_config_{true};
+  std::atomic<bool> loading_{false};
+  uint64_t stream_errors_ = 0;          // error replies to the master's commands (worker 0)
+  std::atomic<int64_t> offset_{0};      // master_repl_offset: the stream's bytes processed
+  std::atomic<int64_t> last_io_ms_{0};  // the last bytes from the master (wall clock)
+  std::atomic<int64_t> sync_read_{0};   // full sync: RDB bytes read so far
+  Connection* link_ = nullptr;          // worker 0 only
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::string host_;  // empty: a master
+  int port_ = 0;
+  State state_ = State::kNone;
+  bool link_closed_ = false;
+  bool synced_ = false;  // the data follow replid_ up to offset_: a PSYNC may continue them
+  std::string replid_;
+  std::string replid2_;
+  int64_t second_offset_ = -1;
+  int64_t down_since_s_ = 0;  // when the link went down (unix seconds; 0: never up)
+  int64_t sync_total_ = -1;   // full sync: the payload's length (-1: the $EOF form)
+};
+
+}  // namespace lavik

@@ -1,0 +1,152 @@
+// The master link's connection (the command stream), and ROLE / INFO replication.
+#include <string>
+
+#include "base/ascii.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "client/client_state.h"
+#include "replication/replica.h"
+#include "replication/socket_source.h"
+
+namespace lavik {
+namespace {
+
+void Field(std::string* out, std::string_view name, std::string_view value) {
+  out->append(name).append(":").append(value).append("\r\n");
+}
+void Field(std::string* out, std::string_view name, int64_t value) {
+  Field(out, name, std::to_string(value));
+}
+
+}  // namespace
+
+void Replica::OnOpen(Connection& c) {
+  deps_.server->OnOpen(c);  // a ClientState, counted and listed as every client is
+  auto* cl = static_cast<ClientState*>(c.user_data);
+  cl->master = true;
+  cl->authenticated = true;
+  cl->reply_off = true;  // the master reads no reply (GETACK's ACK is written below)
+  // The link is over once its client is freed: after its last command finished, so a new link's
+  // commands cannot overtake one of the old link still running on another worker.
+  cl->on_free = [this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      link_closed_ = true;
+    }
+    cv_.notify_all();
+  };
+  c.set_auth_required(false);
+  link_ = &c;
+  last_io_ms_ = NowMs();
+}
+
+RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::string_view> args) {
+  last_io_ms_ = NowMs();
+  // Counted when the command starts: the connection runs one at a time, so every command before
+  // it has finished, and a GETACK answers the offset of the commands before it.
+  const int64_t before = offset_.load(std::memory_order_relaxed);
+  offset_.store(before + static_cast<int64_t>(c.request_bytes()), std::memory_order_relaxed);
+  if (EqualsNoCase(args[0], "replconf")) {
+    if (args.size() >= 2 && EqualsNoCase(args[1], "getack"))
+      c.output()->append(RespArray({"REPLCONF", "ACK", std::to_string(before)}));
+    return Result::kDone;  // other REPLCONF subcommands from a master need nothing of a replica
+  }
+  auto* cl = static_cast<ClientState*>(c.user_data);
+  const uint64_t errors = cl->writer.errors();
+  const Result r = deps_.server->OnRequest(c, args);
+  // A command refused at once (unknown to Lavik, wrong arity...) is logged: the master does not
+  // see the error, and the replica's data may now differ. Errors of commands that ran on another
+  // worker are not seen here.
+  if (r == Result::kDone && cl->writer.errors() != errors && ++stream_errors_ <= 10) {
+    LogWarning("Error replying to a command of the master's stream: " + std::string(args[0]) +
+               (stream_errors_ == 10 ? " (further errors are not logged)" : ""));
+  }
+  return r;
+}
+
+void Replica::OnClose(Connection& c) {
+  link_ = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ == State::kConnected) state_ = State::kConnect;
+    down_since_s_ = NowMs() / 1000;
+  }
+  LogNotice("Connection with master lost.");
+  deps_.server->OnClose(c);  // frees the client now, or when its running command finishes
+}
+
+void Replica::WriteRole(ReplyWriter& w) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (host_.empty()) {
+    w.Array(3);
+    w.Bulk("master");
+    w.Integer(offset_.load());
+    w.Array(0);  // Lavik serves no replica yet
+    return;
+  }
+  w.Array(5);
+  w.Bulk("slave");
+  w.Bulk(host_);
+  w.Integer(port_);
+  switch (state_) {
+    case State::kNone:
+    case State::kConnect:
+      w.Bulk("connect");
+      break;
+    case State::kConnecting:
+      w.Bulk("connecting");
+      break;
+    case State::kHandshake:
+      w.Bulk("handshake");
+      break;
+    case State::kSync:
+      w.Bulk("sync");
+      break;
+    case State::kConnected:
+      w.Bulk("connected");
+      break;
+  }
+  w.Integer(state_ == State::kConnected ? offset_.load() : -1);
+}
+
+void Replica::AppendInfo(std::string* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now_s = NowMs() / 1000;
+  if (host_.empty()) {
+    Field(out, "role", "master");
+  } else {
+    const bool up = state_ == State::kConnected;
+    Field(out, "role", "slave");
+    Field(out, "master_host", host_);
+    Field(out, "master_port", port_);
+    Field(out, "master_link_status", up ? "up" : "down");
+    Field(out, "master_last_io_seconds_ago", up ? now_s - last_io_ms_.load() / 1000 : -1);
+    Field(out, "master_sync_in_progress", state_ == State::kSync ? 1 : 0);
+    Field(out, "slave_read_repl_offset", offset_.load());
+    Field(out, "slave_repl_offset", offset_.load());
+    if (state_ == State::kSync) {
+      Field(out, "master_sync_total_bytes", sync_total_);
+      Field(out, "master_sync_read_bytes", sync_read_.load());
+      Field(out, "master_sync_left_bytes", sync_total_ < 0 ? -1 : sync_total_ - sync_read_);
+      Field(out, "master_sync_perc", "0.00");
+      Field(out, "master_sync_last_io_seconds_ago", now_s - last_io_ms_.load() / 1000);
+    }
+    if (!up)
+      Field(out, "master_link_down_since_seconds", down_since_s_ ? now_s - down_since_s_ : -1);
+    Field(out, "slave_priority", deps_.config_value("replica-priority"));
+    Field(out, "slave_read_only", ro_config_.load() ? 1 : 0);
+    Field(out, "replica_announced", deps_.config_value("replica-announced") == "no" ? 0 : 1);
+  }
+  Field(out, "connected_slaves", 0);
+  Field(out, "master_failover_state", "no-failover");
+  Field(out, "master_replid", replid_);
+  Field(out, "master_replid2", replid2_);
+  Field(out, "master_repl_offset", offset_.load());
+  Field(out, "second_repl_offset", second_offset_);
+  Field(out, "repl_backlog_active", 0);  // Lavik keeps no backlog: it serves no replica yet
+  Field(out, "repl_backlog_size", 1048576);
+  Field(out, "repl_backlog_first_byte_offset", 0);
+  Field(out, "repl_backlog_histlen", 0);
+}
+
+}  // namespace lavik

@@ -1,0 +1,615 @@
+"""The server under test as a replica of Debian's redis-server 7.0.15 (doc/replication.md).
+
+Each test spawns its own redis-server master on a free port (--save '', no sync delay) and its
+own replica (lavik, or redis-server when LAVIK_TEST_TARGET=redis), so every expectation here is
+what a redis-server replica does too, except the tests marked lavik_only. Every wait is bounded:
+a replica that never syncs fails the test instead of hanging it.
+"""
+
+import re
+import socket
+import threading
+import time
+
+import pytest
+import redis
+
+from conftest import err, wait_until
+from test_rdb_file import snapshot as rdb_snapshot
+
+SYNC_TIMEOUT_S = 15.0
+ZERO_ID = "0" * 40
+
+
+def spawn_master(spawn_server, diskless=True, extra=()):
+    argv = ["redis-server", "--port", "{port}", "--save", "", "--appendonly", "no", "--bind",
+            "127.0.0.1", "--repl-diskless-sync", "yes" if diskless else "no",
+            "--repl-diskless-sync-delay", "0"] + list(extra)
+    return spawn_server(argv=argv)
+
+
+def client(server, db=0, decode=True):
+    return redis.Redis(host="127.0.0.1", port=server.port, db=db, decode_responses=decode,
+                       socket_timeout=10)
+
+
+def info(c, field):
+    return c.info("replication")[field]
+
+
+def link_up(r):
+    return r.info("replication").get("master_link_status") == "up"
+
+
+def quiet(predicate):
+    """predicate, false while the replica answers LOADING (a full sync is loading)."""
+    def check():
+        try:
+            return predicate()
+        except redis.exceptions.BusyLoadingError:
+            return False
+    return check
+
+
+def follow(replica, master):
+    c = client(replica)
+    assert c.execute_command("REPLICAOF", "127.0.0.1", master.port) == "OK"
+    assert wait_until(lambda: link_up(c), SYNC_TIMEOUT_S), "the replica did not sync"
+    return c
+
+
+def caught_up(m, r):
+    """True once the replica processed every byte of the master's stream."""
+    return info(r, "slave_repl_offset") == info(m, "master_repl_offset")
+
+
+class _Db:
+    """What test_rdb_file's snapshot reads through (.client()), for one database."""
+
+    def __init__(self, c, db):
+        self.kwargs = dict(c.connection_pool.connection_kwargs, db=db)
+
+    def client(self, **kwargs):
+        return redis.Redis(**dict(self.kwargs, decode_responses=True, **kwargs))
+
+
+def snapshot(c, db):
+    return rdb_snapshot(_Db(c, db))
+
+
+def fill_every_type(m):
+    m.set("str", "hello")
+    m.set("int", 12345)
+    m.set("big", "x" * 20000)
+    m.rpush("list:small", "a", "b", "c")
+    m.rpush("list:large", *[f"element-{i}-" + "y" * 50 for i in range(3000)])
+    m.sadd("set:int", *range(100))
+    m.sadd("set:str", *[f"member{i}" for i in range(300)])
+    m.zadd("zset:small", {"a": 1, "b": 2.5, "c": -3})
+    m.zadd("zset:large", {f"m{i}": i * 0.5 for i in range(500)})
+    m.hset("hash:small", mapping={"f1": "v1", "f2": "2"})
+    m.hset("hash:large", mapping={f"field{i}": "v" * 100 for i in range(600)})
+    for i in range(50):
+        m.xadd("stream", {"n": i, "k": "v"}, id=f"{1000 + i}-0")
+    m.xgroup_create("stream", "g1", id="0")
+    m.xgroup_create("stream", "g2", id="$")
+    m.xreadgroup("g1", "alice", {"stream": ">"}, count=5)
+    m.set("expiring", "soon", px=600000)
+    m.hset("hash:expiring", "f", "v")
+    m.pexpire("hash:expiring", 900000)
+    for db in (3, 15):
+        d = client_of(m, db)
+        d.set(f"in-db-{db}", db)
+        d.rpush(f"list-db-{db}", "p", "q")
+
+
+def client_of(c, db):
+    kw = c.connection_pool.connection_kwargs
+    return redis.Redis(host=kw["host"], port=kw["port"], db=db, decode_responses=True,
+                       socket_timeout=10)
+
+
+def assert_same_data(m, r, dbs=(0, 3, 15)):
+    for db in dbs:
+        assert snapshot(r, db) == snapshot(m, db), f"db {db} differs"
+
+
+@pytest.mark.parametrize("diskless", [True, False], ids=["eof-mark", "bulk-length"])
+def test_full_sync_of_every_type(spawn_server, diskless):
+    master = spawn_master(spawn_server, diskless=diskless)
+    m = client(master)
+    fill_every_type(m)
+    replica = spawn_server()
+    r = client(replica)
+    r.set("old-key", "flushed by the full sync")
+    client_of(r, 5).set("old-in-db-5", "gone too")
+    follow(replica, master)
+    assert r.get("old-key") is None
+    assert client_of(r, 5).dbsize() == 0
+    assert_same_data(m, r)
+    assert r.pttl("expiring") > 500000
+    assert client_of(r, 3).get("in-db-3") == "3"
+    assert client(master).info("stats")["sync_full"] == 1
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_live_writes_apply_in_order_across_databases(spawn_server, threads):
+    master = spawn_master(spawn_server)
+    replica = spawn_server(threads=threads)
+    m = client(master)
+    r = follow(replica, master)
+    m3 = client_of(m, 3)
+    # Keys spread over the workers; each value depends on the order the commands ran in.
+    for i in range(200):
+        m.append(f"log{i % 7}", f"{i},")
+        m.incr(f"counter{i % 5}")
+        m3.rpush(f"l{i % 3}", i)
+        if i % 50 == 49:
+            m.delete(f"log{i % 7}")
+    m.set("tmp", "v", ex=1000)
+    m.expire("counter0", 5000)
+    with m.pipeline(transaction=True) as p:
+        p.set("tx-a", 1)
+        p.incrby("tx-a", 41)
+        p.rename("tx-a", "tx-b")
+        p.execute()
+    m.xadd("events", {"a": 1}, id="1-0")
+    m.xgroup_create("events", "grp", id="0")
+    m.xreadgroup("grp", "bob", {"events": ">"})
+    # Scripts and functions reach the replica as their effects (MULTI/EXEC around them).
+    m.eval("redis.call('set', KEYS[1], 'a'); redis.call('rpush', KEYS[2], 'b'); "
+           "redis.call('spop', KEYS[3])", 3, "script-a", "script-b", "script-c")
+    m.sadd("pool", *range(20))
+    m.spop("pool", 5)  # random on the master, replicated as SREM
+    m.incrbyfloat("float", "1.25")
+    m.getex("tmp", px=123456)
+    m.zadd("z", {"x": 1})
+    m.zincrby("z", 5, "x")
+    client_of(m, 15).set("fifteen", "15")
+    m.flushdb()  # db 0 only; db 3 and 15 stay
+    m.set("after-flushdb", "yes")
+    assert wait_until(lambda: caught_up(m, r), SYNC_TIMEOUT_S)
+    assert_same_data(m, r)
+    assert client_of(r, 3).lrange("l0", 0, 2) == ["0", "3", "6"]
+    assert r.get("after-flushdb") == "yes"
+    assert client_of(r, 15).get("fifteen") == "15"
+
+
+def synced_pair(spawn_server):
+    """A master holding k=v and a replica caught up with it: (master, replica, m, r)."""
+    master = spawn_master(spawn_server)
+    replica = spawn_server()
+    m = client(master)
+    m.set("k", "v")
+    r = follow(replica, master)
+    assert wait_until(lambda: caught_up(m, r), SYNC_TIMEOUT_S)
+    return master, replica, m, r
+
+
+def test_role_and_info_of_a_replica(spawn_server):
+    master, replica, m, r = synced_pair(spawn_server)
+    role = r.execute_command("ROLE")
+    assert role[:4] == ["slave", "127.0.0.1", master.port, "connected"]
+    assert role[4] == info(m, "master_repl_offset")
+    i = r.info("replication")
+    assert i["role"] == "slave"
+    assert i["master_host"] == "127.0.0.1"
+    assert i["master_port"] == master.port
+    assert i["master_link_status"] == "up"
+    assert 0 <= i["master_last_io_seconds_ago"] <= 11
+    assert i["master_sync_in_progress"] == 0
+    assert i["slave_read_repl_offset"] == i["slave_repl_offset"] == i["master_repl_offset"]
+    assert i["slave_priority"] == 100
+    assert i["slave_read_only"] == 1
+    assert i["replica_announced"] == 1
+    assert i["connected_slaves"] == 0
+    assert i["master_replid"] == info(m, "master_replid")
+    assert str(i["master_replid2"]) in ("0", ZERO_ID)  # redis-py reads it as 0
+    assert i["second_repl_offset"] == -1
+    # The master sees the replica online, with the offset it acknowledged.
+    def acked():
+        i = m.info("replication")
+        s = i.get("slave0", {})
+        return s.get("state") == "online" and s.get("offset") == i["master_repl_offset"]
+    assert wait_until(acked, 5)
+    assert m.info("replication")["slave0"]["port"] == replica.port
+    hello = r.execute_command("HELLO")
+    hello = hello if isinstance(hello, dict) else dict(zip(hello[::2], hello[1::2]))
+    assert hello["role"] == "replica"
+    # The master's client shows with flag M.
+    assert any(c["flags"] == "M" for c in r.client_list())
+
+
+def test_info_and_role_of_a_master_without_replicas(spawn_server):
+    s = spawn_server()
+    c = client(s)
+    i = c.info("replication")
+    assert i["role"] == "master"
+    assert i["connected_slaves"] == 0
+    assert re.fullmatch(r"[0-9a-f]{40}", str(i["master_replid"]))
+    assert str(i["master_replid2"]) in ("0", ZERO_ID)  # redis-py reads it as 0
+    assert i["master_repl_offset"] == 0
+    assert i["second_repl_offset"] == -1
+    assert i["repl_backlog_active"] == 0
+    assert c.execute_command("ROLE") == ["master", 0, []]
+    other = spawn_server()
+    assert client(other).info("replication")["master_replid"] != i["master_replid"]
+
+
+def test_replicaof_in_the_configuration_at_start(spawn_server):
+    master = spawn_master(spawn_server)
+    m = client(master)
+    m.set("k", "v")
+    replica = spawn_server(extra_args=["--replicaof", f"127.0.0.1 {master.port}"])
+    r = client(replica)
+    assert wait_until(lambda: link_up(r), SYNC_TIMEOUT_S)
+    assert r.get("k") == "v"
+    assert r.execute_command("ROLE")[:3] == ["slave", "127.0.0.1", master.port]
+
+
+def test_replicaof_replies(spawn_server):
+    master = spawn_master(spawn_server)
+    replica = spawn_server()
+    r = client(replica)
+    assert r.execute_command("REPLICAOF", "NO", "ONE") == "OK"  # already a master
+    for bad in ("99999", "abc", "-1"):
+        with pytest.raises(redis.ResponseError) as e:
+            r.execute_command("REPLICAOF", "127.0.0.1", bad)
+        assert err(e) == "Invalid master port"
+    follow(replica, master)
+    assert (r.execute_command("REPLICAOF", "127.0.0.1", master.port) ==
+            "OK Already connected to specified master")
+    r.response_callbacks.pop("SLAVEOF", None)  # redis-py turns its reply into a bool
+    assert (r.execute_command("SLAVEOF", "127.0.0.1", master.port) ==
+            "OK Already connected to specified master")
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("REPLICAOF", "127.0.0.1")
+    assert err(e) == "wrong number of arguments for 'replicaof' command"
+
+
+def test_replica_is_read_only_and_serves_reads(spawn_server):
+    master = spawn_master(spawn_server)
+    replica = spawn_server()
+    m = client(master)
+    m.set("k", "v")
+    m.rpush("l", 1, 2)
+    r = follow(replica, master)
+    assert wait_until(lambda: r.get("k") == "v", SYNC_TIMEOUT_S)
+    for cmd in (("SET", "k", "x"), ("DEL", "k"), ("LPUSH", "l", "0"), ("FLUSHALL",),
+                ("INCR", "n"), ("EXPIRE", "k", "10")):
+        with pytest.raises(redis.exceptions.ReadOnlyError) as e:
+            r.execute_command(*cmd)
+        assert err(e) == "You can't write against a read only replica."
+    assert r.get("k") == "v"
+    assert r.lrange("l", 0, -1) == ["1", "2"]
+    assert r.dbsize() == 2
+    # In MULTI the refused write aborts the transaction.
+    with pytest.raises(redis.exceptions.ReadOnlyError):
+        with r.pipeline(transaction=True) as p:
+            p.get("k")
+            p.set("k", "y")
+            p.execute()
+    assert r.get("k") == "v"
+    # Scripts: a write by redis.call fails; a script with a shebang and no no-writes flag is
+    # refused before it runs; reads are fine.
+    with pytest.raises(redis.exceptions.ReadOnlyError) as e:
+        r.eval("return redis.call('set', 'k', 'x')", 0)
+    assert err(e).startswith("You can't write against a read only replica. script: ")
+    assert (r.eval("return redis.pcall('set', 'k', 'x')['err']", 0) ==
+            "READONLY You can't write against a read only replica.")
+    with pytest.raises(redis.exceptions.ReadOnlyError) as e:
+        r.eval("#!lua\nreturn redis.call('get', 'k')", 0)
+    assert err(e) == "You can't write against a read only replica."
+    assert r.eval("#!lua flags=no-writes\nreturn redis.call('get', 'k')", 0) == "v"
+    assert r.eval("return redis.call('get', 'k')", 0) == "v"
+    assert r.get("k") == "v"
+    # replica-read-only no: the replica takes writes (the master's stream may overwrite them).
+    assert r.config_set("replica-read-only", "no")
+    assert info(r, "slave_read_only") == 0
+    assert r.set("local", "1")
+    assert r.get("local") == "1"
+    assert r.config_set("replica-read-only", "yes")
+    with pytest.raises(redis.exceptions.ReadOnlyError):
+        r.set("local", "2")
+
+
+def test_getack_and_wait_count_the_replica(spawn_server):
+    master = spawn_master(spawn_server)
+    replica = spawn_server()
+    m = client(master)
+    r = follow(replica, master)
+    for i in range(100):
+        m.set(f"k{i}", i)
+    # WAIT sends REPLCONF GETACK *; the replica's ACK must carry the exact offset.
+    assert m.execute_command("WAIT", 1, 5000) == 1
+    assert r.get("k99") == "99"
+    m.execute_command("PING")  # PINGs are part of the stream and counted
+    assert m.execute_command("WAIT", 1, 5000) == 1
+    assert wait_until(lambda: caught_up(m, r), 5)
+
+
+def kill_master_link_and_wait(m, r, kill):
+    before = m.info("stats")["sync_partial_ok"]
+    kill()
+    assert wait_until(lambda: m.info("stats")["sync_partial_ok"] == before + 1, SYNC_TIMEOUT_S)
+    assert wait_until(lambda: info(r, "master_link_status") == "up", SYNC_TIMEOUT_S)
+
+
+def test_partial_resync_after_the_link_is_cut(spawn_server):
+    master = spawn_master(spawn_server)
+    replica = spawn_server()
+    m = client(master)
+    m.set("before", 1)
+    r = follow(replica, master)
+    assert wait_until(lambda: caught_up(m, r), SYNC_TIMEOUT_S)
+    # Cut from the replica's side, then write while it reconnects.
+    kill_master_link_and_wait(m, r, lambda: r.client_kill_filter(_type="master"))
+    m.set("between", 2)
+    # Cut from the master's side.
+    kill_master_link_and_wait(m, r, lambda: m.client_kill_filter(_type="slave"))
+    m.set("after", 3)
+    assert wait_until(lambda: caught_up(m, r), SYNC_TIMEOUT_S)
+    assert [r.get(k) for k in ("before", "between", "after")] == ["1", "2", "3"]
+    assert m.info("stats")["sync_full"] == 1
+    assert info(r, "master_replid") == info(m, "master_replid")
+
+
+def test_continue_with_a_new_replid_after_the_master_is_promoted(spawn_server):
+    # top -> middle (redis-server) -> the replica under test; then middle is promoted.
+    top = spawn_master(spawn_server)
+    middle = spawn_master(spawn_server)
+    t, mid = client(top), client(middle)
+    t.set("k", "v")
+    follow(middle, top)
+    replica = spawn_server()
+    r = follow(replica, middle)
+    assert wait_until(lambda: caught_up(mid, r) and r.get("k") == "v", SYNC_TIMEOUT_S)
+    old_id = info(mid, "master_replid")
+    assert info(r, "master_replid") == old_id
+    partial_before = mid.info("stats")["sync_partial_ok"]
+    assert mid.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    new_id = info(mid, "master_replid")
+    assert new_id != old_id
+    # The replica reconnects with the old id; the promoted master continues it under the new one.
+    assert wait_until(lambda: info(r, "master_replid") == new_id and link_up(r), SYNC_TIMEOUT_S)
+    assert mid.info("stats")["sync_partial_ok"] == partial_before + 1
+    assert info(r, "master_replid2") == old_id
+    assert info(r, "second_repl_offset") == info(mid, "second_repl_offset")
+    mid.set("after-promotion", "1")
+    assert wait_until(lambda: r.get("after-promotion") == "1", SYNC_TIMEOUT_S)
+    assert r.get("k") == "v"
+
+
+def test_replicaof_no_one_promotes_and_keeps_the_data(spawn_server):
+    master, replica, m, r = synced_pair(spawn_server)
+    old_id = info(r, "master_replid")
+    offset = info(r, "master_repl_offset")
+    assert r.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    i = r.info("replication")
+    assert i["role"] == "master"
+    assert i["master_replid2"] == old_id
+    assert i["master_replid"] != old_id
+    assert i["second_repl_offset"] == offset + 1
+    assert i["master_repl_offset"] == offset
+    assert r.get("k") == "v"
+    assert r.set("k", "mine")
+    assert r.get("k") == "mine"
+    assert r.execute_command("ROLE")[0] == "master"
+    m.set("k", "master-again")  # no longer followed
+    time.sleep(0.2)
+    assert r.get("k") == "mine"
+
+
+# --------------------------------------------------------------------------- broken syncs
+
+
+class FakeMaster:
+    """A socket server that speaks the master side of the handshake and answers each PSYNC with
+    "+FULLRESYNC <id> 0" and the next of `payloads`. After any payload but the last it closes the
+    connection; after the last it keeps the link open (a synced replica)."""
+
+    def __init__(self, payloads):
+        self.payloads = list(payloads)
+        self.psyncs = []
+        self.paused = threading.Event()  # set while a payload's sending waits for resume
+        self.resume = threading.Event()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stop = False
+        self.conns = []
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.conns.append(conn)
+            conn.settimeout(0.2)
+            try:
+                self.serve(conn)
+            except OSError:
+                pass
+            conn.close()
+
+    def serve(self, conn):
+        buf = b""
+        while not self.stop:
+            parsed = self.parse(buf)
+            if parsed is None:
+                try:
+                    data = conn.recv(4096)
+                except socket.timeout:
+                    continue
+                if not data:
+                    return
+                buf += data
+                continue
+            cmd, buf = parsed
+            name = cmd[0].upper()
+            if name == b"PING":
+                conn.sendall(b"+PONG\r\n")
+            elif name == b"REPLCONF" and cmd[1].lower() != b"ack":
+                conn.sendall(b"+OK\r\n")
+            elif name in (b"PSYNC", b"SYNC"):
+                self.psyncs.append(cmd)
+                payload = self.payloads.pop(0) if self.payloads else b""
+                conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n")
+                # A list of parts is sent with a pause after each part but the last.
+                parts = payload if isinstance(payload, list) else [payload]
+                for i, part in enumerate(parts):
+                    conn.sendall(part)
+                    if i + 1 < len(parts):
+                        self.paused.set()
+                        self.resume.wait(10)
+                if self.payloads:
+                    return  # not the last: cut the link
+
+    @staticmethod
+    def parse(buf):
+        """(args, rest) of the first whole RESP array in buf, or None."""
+        if b"\r\n" not in buf:
+            return None
+        pos = buf.index(b"\r\n")
+        n = int(buf[1:pos])
+        pos += 2
+        args = []
+        for _ in range(n):
+            end = buf.find(b"\r\n", pos)
+            if end < 0:
+                return None
+            ln = int(buf[pos + 1:end])
+            if len(buf) < end + 2 + ln + 2:
+                return None
+            args.append(buf[end + 2:end + 2 + ln])
+            pos = end + 2 + ln + 2
+        return args, buf[pos:]
+
+    def close(self):
+        self.stop = True
+        self.resume.set()
+        self.thread.join(timeout=5)
+        for c in self.conns:
+            c.close()
+        self.sock.close()
+
+
+def saved_rdb(spawn_server, tmp_path):
+    """A real dump.rdb of redis-server 7.0 holding a few keys."""
+    src = spawn_server(argv=["redis-server", "--port", "{port}", "--save", "", "--dir",
+                             str(tmp_path), "--dbfilename", "seed.rdb", "--bind", "127.0.0.1"])
+    c = client(src)
+    c.set("seed", "value")
+    c.rpush("seed-list", *range(100))
+    c.save()
+    return (tmp_path / "seed.rdb").read_bytes()
+
+
+def bulk(rdb):
+    return b"$%d\r\n" % len(rdb) + rdb
+
+
+def resync_after(spawn_server, bad_payload, rdb):
+    """A replica of a fake master whose first sync sends bad_payload and the second a good
+    one: the replica must sync again and load the second. Returns the replica."""
+    fake = FakeMaster([bad_payload, bulk(rdb)])
+    try:
+        replica = spawn_server()
+        r = client(replica)
+        assert r.execute_command("REPLICAOF", "127.0.0.1", fake.port) == "OK"
+        assert wait_until(lambda: len(fake.psyncs) >= 2 and link_up(r), SYNC_TIMEOUT_S)
+        assert r.get("seed") == "value"
+        assert r.llen("seed-list") == 100
+        r.execute_command("REPLICAOF", "NO", "ONE")
+        return replica
+    finally:
+        fake.close()
+
+
+def test_truncated_full_sync_is_retried(spawn_server, tmp_path):
+    rdb = saved_rdb(spawn_server, tmp_path)
+    resync_after(spawn_server, b"$%d\r\n" % len(rdb) + rdb[: len(rdb) // 2], rdb)
+
+
+@pytest.mark.lavik_only  # redis-server exits on a corrupt RDB from its master
+@pytest.mark.parametrize("where", ["crc", "object"])
+def test_corrupt_full_sync_is_refused_and_retried(spawn_server, tmp_path, where):
+    rdb = saved_rdb(spawn_server, tmp_path)
+    bad = bytearray(rdb)
+    if where == "crc":
+        bad[-3] ^= 0xFF  # the CRC-64 trailer no longer matches
+    else:
+        at = bytes(bad).index(b"seed-list") + len("seed-list")
+        bad[at] = 0xEE  # the list's encoding header
+    replica = resync_after(spawn_server, bulk(bytes(bad)), rdb)
+    log = (replica.workdir / "logs" / "lavik.log").read_text()
+    assert re.search(r"Failed trying to load the MASTER synchronization DB: .* at offset \d+",
+                     log), log
+
+
+@pytest.mark.lavik_only  # redis-server loads from disk: it serves the old data until the end
+def test_commands_get_loading_while_a_full_sync_loads(spawn_server, tmp_path):
+    rdb = saved_rdb(spawn_server, tmp_path)
+    half = len(rdb) // 2
+    fake = FakeMaster([[b"$%d\r\n" % len(rdb) + rdb[:half], rdb[half:]]])
+    try:
+        replica = spawn_server()
+        r = client(replica)
+        r.set("old", "data")
+        assert r.execute_command("REPLICAOF", "127.0.0.1", fake.port) == "OK"
+        assert fake.paused.wait(SYNC_TIMEOUT_S)
+        assert wait_until(lambda: r.info("replication")["master_sync_in_progress"] == 1, 5)
+        assert wait_until(lambda: not quiet(lambda: r.get("old") or True)(), 5)
+        with pytest.raises(redis.exceptions.BusyLoadingError) as e:
+            r.get("old")
+        assert err(e) == "Redis is loading the dataset in memory"
+        assert r.ping()  # a command with the `loading` flag
+        fake.resume.set()
+        assert wait_until(lambda: r.info("replication")["master_link_status"] == "up",
+                          SYNC_TIMEOUT_S)
+        assert r.get("seed") == "value"
+        assert r.get("old") is None
+    finally:
+        fake.close()
+
+
+def test_replicaof_another_master_syncs_from_scratch(spawn_server):
+    master, replica, m, r = synced_pair(spawn_server)
+    other = spawn_master(spawn_server)
+    o = client(other)
+    o.set("other-key", "x")
+    assert r.execute_command("REPLICAOF", "127.0.0.1", other.port) == "OK"
+    assert wait_until(quiet(lambda: r.get("other-key") == "x"), SYNC_TIMEOUT_S)
+    assert r.get("k") is None  # the first master's data went with the full sync
+    assert wait_until(lambda: caught_up(o, r), SYNC_TIMEOUT_S)
+    assert info(r, "master_replid") == info(o, "master_replid")
+    assert info(r, "master_port") == other.port
+    m.set("k", "ignored now")
+    o.set("k", "from other")
+    assert wait_until(lambda: r.get("k") == "from other", SYNC_TIMEOUT_S)
+
+
+@pytest.mark.lavik_only  # --cache-mb is lavik's
+def test_dataset_larger_than_the_value_cache(spawn_server):
+    master = spawn_master(spawn_server)
+    m = client(master)
+    value = "v" * 4000
+    with m.pipeline(transaction=False) as p:
+        for i in range(2500):  # ~10 MB of values against a 2 MB cache
+            p.set(f"key:{i}", f"{i}:{value}")
+        p.rpush("biglist", *[value] * 300)
+        p.execute()
+    replica = spawn_server(extra_args=["--cache-mb", "2"])
+    r = follow(replica, master)
+    assert r.dbsize() == 2501
+    for i in (0, 777, 2499):
+        assert r.get(f"key:{i}") == f"{i}:{value}"
+    assert r.llen("biglist") == 300
+    assert r.lindex("biglist", 299) == value
+    m.set("key:5", "changed")
+    assert wait_until(lambda: r.get("key:5") == "changed", SYNC_TIMEOUT_S)
