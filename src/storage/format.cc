@@ -110,6 +110,12 @@ void EncodeSuperblock(const Superblock& sb, char* block) {
   EncodeFixed32(block + kSbGrownByLavik, sb.grown_by_lavik);
   EncodeFixed64(block + kSbFlushSeq, sb.flush_seq);
   EncodeFixed32(block + kSbCrc, Crc32c(block, kSbCrc));
+  // No FLUSHDB and the identity map: the extension stays all zero (as a file from before it).
+  bool plain = true;
+  for (size_t d = 0; d < kMaxDatabases; ++d) {
+    plain = plain && sb.db_flush_seq[d] == 0 && sb.db_map[d] == d;
+  }
+  if (plain) return;
   for (size_t d = 0; d < kMaxDatabases; ++d) {
     EncodeFixed64(block + kSbDbFlushSeq + 8 * d, sb.db_flush_seq[d]);
     block[kSbDbMap + d] = static_cast<char>(sb.db_map[d]);

@@ -100,7 +100,7 @@ TEST(ConfigRewriteTest, DefaultParamsAreCanonicalAndResolved) {
       EXPECT_EQ(value, std::to_string(DefaultThreads()));
     }
     if (name == "databases") {
-      EXPECT_EQ(value, "1");
+      EXPECT_EQ(value, "16");
     }
   }
   EXPECT_TRUE(saw_threads);

@@ -90,10 +90,35 @@ TEST(SuperblockTest, DecodeStatuses) {
   torn[50] ^= 4;
   EXPECT_EQ(DecodeSuperblock(torn.data(), &got), SuperblockStatus::kBadCrc);
 
-  // Padding past the crc is not covered: a future field there is tolerated.
+  // Padding past the databases extension is not covered: a future field there is tolerated.
   std::vector<char> tail = EncodedSuperblock(SampleSuperblock(1));
-  tail[200] = 9;
+  tail[300] = 9;
   EXPECT_EQ(DecodeSuperblock(tail.data(), &got), SuperblockStatus::kOk);
+  // A non-zero extension without its crc is damage.
+  tail[200] = 9;
+  EXPECT_EQ(DecodeSuperblock(tail.data(), &got), SuperblockStatus::kBadCrc);
+}
+
+TEST(SuperblockTest, DatabasesExtensionRoundTrips) {
+  Superblock sb = SampleSuperblock(3);
+  sb.db_flush_seq[5] = 77;
+  std::swap(sb.db_map[0], sb.db_map[2]);
+  std::vector<char> block = EncodedSuperblock(sb);
+  EXPECT_EQ(DecodeFixed64(block.data() + 128 + 8 * 5), 77u);
+  EXPECT_EQ(static_cast<uint8_t>(block[256]), 2);
+  EXPECT_EQ(DecodeFixed32(block.data() + 272), Crc32c(block.data() + 128, 144));
+  Superblock got;
+  ASSERT_EQ(DecodeSuperblock(block.data(), &got), SuperblockStatus::kOk);
+  EXPECT_EQ(got, sb);
+  // The map must be a permutation: two logical databases naming one physical one is refused.
+  std::vector<char> bad = block;
+  bad[257] = 2;
+  EncodeFixed32(bad.data() + 272, Crc32c(bad.data() + 128, 144));
+  EXPECT_EQ(DecodeSuperblock(bad.data(), &got), SuperblockStatus::kBadCrc);
+  // A default superblock leaves the extension zero and decodes to the identity map.
+  std::vector<char> plain = EncodedSuperblock(SampleSuperblock(3));
+  ASSERT_EQ(DecodeSuperblock(plain.data(), &got), SuperblockStatus::kOk);
+  for (size_t d = 0; d < kMaxDatabases; ++d) EXPECT_EQ(got.db_map[d], d);
 }
 
 TEST(SuperblockTest, EveryBitFlipIsDetected) {

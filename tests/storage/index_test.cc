@@ -10,6 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/db_key.h"
+
 namespace lavik {
 namespace {
 
@@ -23,9 +25,19 @@ constexpr size_t kScale = 1;
 uint64_t RandomFp(std::mt19937_64& rng) { return rng() | 1; }
 uint64_t LocFor(uint64_t fp) { return (fp >> 1 | 1) & ~Index::kReservedLocBit; }
 
-TEST(IndexTest, FingerprintIsXxh3AndNeverZero) {
-  EXPECT_EQ(Index::Fingerprint("hello"), XXH3_64bits("hello", 5));
-  EXPECT_EQ(Index::Fingerprint(""), XXH3_64bits("", 0));
+TEST(IndexTest, FingerprintIsXxh3WithTheDatabaseAndNeverZero) {
+  // Database 0: XXH3 with bit 0 clear.
+  EXPECT_EQ(Index::Fingerprint("hello"), XXH3_64bits("hello", 5) & ~uint64_t{1});
+  EXPECT_EQ(Index::Fingerprint(""), XXH3_64bits("", 0) & ~uint64_t{1});
+  EXPECT_EQ(Index::FpDb(Index::Fingerprint("hello")), 0);
+  // Database d > 0: bit 0 set, d in bits 1..4, the rest XXH3 of the stored key.
+  const std::string stored = DbKey(9, "hello");
+  const uint64_t fp = Index::Fingerprint(stored);
+  EXPECT_EQ(fp & 1, 1u);
+  EXPECT_EQ(Index::FpDb(fp), 9);
+  EXPECT_EQ(fp & ~Index::kDbMask, XXH3_64bits(stored.data(), stored.size()) & ~Index::kDbMask);
+  // A database-0 key that starts with the prefix is escaped, and stays in database 0.
+  EXPECT_EQ(Index::FpDb(Index::Fingerprint(DbKey(0, "\xff\xfd\x03x"))), 0);
   EXPECT_NE(Index::Fingerprint("a"), Index::Fingerprint("b"));
   for (int i = 0; i < 1000; ++i) EXPECT_NE(Index::Fingerprint(std::to_string(i)), 0u);
 }
