@@ -40,4 +40,28 @@ double LatencyHistogram::PercentileOf(const std::vector<uint64_t>& sums, double 
   return 0;
 }
 
+std::vector<std::pair<int64_t, uint64_t>> LatencyHistogram::CumulativeUsec(
+    const std::vector<uint64_t>& sums) {
+  std::vector<std::pair<int64_t, uint64_t>> out;
+  uint64_t total = 0;
+  for (uint64_t c : sums) total += c;
+  if (total == 0) return out;
+  constexpr int kLastLevel = 20;  // 2^30 ns: the level holding Redis's 1 s ceiling
+  uint64_t cumulative = 0;
+  uint64_t previous = 0;
+  size_t b = 0;
+  for (int k = 0; k <= kLastLevel && cumulative < total; ++k) {
+    // 1024·2^k ns and the values HdrHistogram holds as equal to it (1/128 of it more).
+    const uint64_t bound = (uint64_t{1} << (10 + k)) + (uint64_t{1} << (3 + k));
+    while (b < sums.size() && (k == kLastLevel || BucketLow(static_cast<int>(b)) < bound)) {
+      cumulative += sums[b++];
+    }
+    if (cumulative > previous) {
+      out.emplace_back(static_cast<int64_t>((bound - 1) / 1000), cumulative);
+    }
+    previous = cumulative;
+  }
+  return out;
+}
+
 }  // namespace lavik

@@ -15,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace lavik {
@@ -64,6 +65,13 @@ class LatencyHistogram {
   void AddTo(std::vector<uint64_t>* sums) const;
   // The same percentile over summed counts (several workers' histograms).
   static double PercentileOf(const std::vector<uint64_t>& sums, double p);
+  // LATENCY HISTOGRAM's cumulative distribution of summed counts, as Redis 7.0 reports its
+  // HdrHistogram (two significant digits, 1024 ns to 1 s): at the levels 1024·2^k ns, the count
+  // of durations up to the level's highest equivalent value, keyed by that value in µs (1, 2, 4,
+  // 8, 16, 33, 66...); only levels where the count grows. Durations under 1024 ns count in the
+  // first level and those over 1 s in the last, as Redis clamps them.
+  static std::vector<std::pair<int64_t, uint64_t>> CumulativeUsec(
+      const std::vector<uint64_t>& sums);
 
  private:
   std::array<std::atomic<uint64_t>, kBuckets> counts_{};

@@ -545,6 +545,13 @@ def wait_until(predicate, timeout=5.0):
     return predicate()
 
 
+def wait_blocked(c, n, timeout=5.0):
+    """Waits until the server counts n blocked clients (INFO clients), failing after timeout."""
+    def count():
+        return c.info("clients")["blocked_clients"]
+    assert wait_until(lambda: count() == n, timeout), count()
+
+
 def crc16(data):
     """CRC16/XMODEM, the checksum Redis Cluster uses for hash slots."""
     crc = 0

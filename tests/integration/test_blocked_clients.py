@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import WRONGTYPE, RespError, spread_keys, wait_until
+from conftest import WRONGTYPE, RespError, spread_keys, wait_blocked, wait_until
 
 UNBLOCKED_ERR = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 STREAM_GONE = "UNBLOCKED the stream key no longer exists"
@@ -26,10 +26,6 @@ GROUP_GONE = "NOGROUP the consumer group this client was blocked on no longer ex
 
 def blocked_count(c):
     return c.info("clients")["blocked_clients"]
-
-
-def wait_blocked(c, n):
-    assert wait_until(lambda: blocked_count(c) == n, 5), blocked_count(c)
 
 
 def block(srv, *cmd, timeout=5.0):

@@ -4,19 +4,16 @@ or sent by a third client once the push has answered, finds the element gone to 
 blocked first. Any write that leaves a list at the key wakes its waiters (RENAME, LMOVE, a push
 inside MULTI/EXEC); across 1, 2 and 4 worker threads."""
 
-import time
-
-
-from conftest import spread_keys
-
+from conftest import spread_keys, wait_blocked
 
 
 def test_push_then_pipelined_pop_goes_to_the_blocked_client(mserver):
+    ctl = mserver.client()
     for key in spread_keys(4, "hp"):
         w = mserver.raw()
         c = mserver.raw()
         w.send_command("BLPOP", key, "0")
-        time.sleep(0.05)
+        wait_blocked(ctl, 1)
         c.send(b"".join(
             [b"*3\r\n$5\r\nRPUSH\r\n$%d\r\n%s\r\n$1\r\nv\r\n" % (len(key), key.encode()),
              b"*2\r\n$4\r\nLPOP\r\n$%d\r\n%s\r\n" % (len(key), key.encode())]))
@@ -32,9 +29,9 @@ def test_third_client_pop_after_the_push_finds_nothing(mserver):
     for key in spread_keys(4, "ht"):
         first, second = mserver.raw(), mserver.raw()
         first.send_command("BRPOP", key, "0")
-        time.sleep(0.03)
+        wait_blocked(pusher, 1)
         second.send_command("BLMPOP", "0", "1", key, "LEFT", "COUNT", "2")
-        time.sleep(0.03)
+        wait_blocked(pusher, 2)
         assert pusher.rpush(key, "a", "b", "c", "d") == 4
         # Both blocked clients were served before RPUSH answered: one element is left.
         assert popper.lpop(key, 5) == ["c"]
@@ -47,10 +44,10 @@ def test_third_client_pop_after_the_push_finds_nothing(mserver):
 def test_many_pushes_and_interleaved_pops_serve_waiters_in_order(mserver):
     c = mserver.client()
     waiters = []
-    for _ in range(5):
+    for i in range(5):
         w = mserver.raw()
         w.send_command("BLPOP", "order", "0")
-        time.sleep(0.03)
+        wait_blocked(c, i + 1)
         waiters.append(w)
     for i in range(5):
         c.rpush("order", f"e{i}")
@@ -65,14 +62,14 @@ def test_rename_and_lmove_wake_list_waiters(mserver):
     w = mserver.raw()
     c.rpush("{r}src", "x")
     w.send_command("BLPOP", "{r}dst", "0")
-    time.sleep(0.05)
+    wait_blocked(c, 1)
     c.rename("{r}src", "{r}dst")
     assert w.reply() == [b"{r}dst", b"x"]
     assert c.exists("{r}dst") == 0
     src, dst = spread_keys(2, "lm")
     c.rpush(src, "y")
     w.send_command("BRPOP", dst, "0")
-    time.sleep(0.05)
+    wait_blocked(c, 1)
     assert c.lmove(src, dst, "LEFT", "RIGHT") == "y"
     assert c.exists(dst) == 0
     assert w.reply() == [dst.encode(), b"y"]
@@ -82,7 +79,7 @@ def test_transaction_push_serves_after_exec(mserver):
     c = mserver.client()
     w = mserver.raw()
     w.send_command("BLPOP", "txk", "0")
-    time.sleep(0.05)
+    wait_blocked(c, 1)
     # The transaction's own LPOP sees its push; the blocked client keeps waiting.
     p = c.pipeline(transaction=True)
     p.rpush("txk", "a")

@@ -100,7 +100,7 @@ def test_ttl_rounds_to_nearest_second(r):
     assert r.ttl("a") == 2
     r.set("b", "1", px=1200)
     assert r.ttl("b") == 1
-    assert 1100 <= r.pttl("b") <= 1200
+    assert 900 <= r.pttl("b") <= 1200  # milliseconds, with room for a loaded machine
     r.set("c", "1", px=100000)
     r.pexpireat("c", int(time.time() * 1000) + 100700)
     assert r.ttl("c") == 101

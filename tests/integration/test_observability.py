@@ -273,6 +273,46 @@ def test_latency_errors_and_help(c):
     help_lines = c.cmd("LATENCY", "HELP")
     assert help_lines[0] == "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
     assert "LATEST" in help_lines
+    assert "HISTOGRAM [COMMAND ...]" in help_lines
+
+
+# The keys Redis's LATENCY HISTOGRAM uses: the levels 1024·2^k ns of an HdrHistogram with two
+# significant digits, each keyed by its highest equivalent value in µs (1, 2, 4, 8, 16, 33, 66...).
+HISTOGRAM_KEYS = [((1 << (10 + k)) + (1 << (3 + k)) - 1) // 1000 for k in range(21)]
+
+
+def histograms(conn, *names):
+    flat = conn.cmd("LATENCY", "HISTOGRAM", *names)
+    out = {}
+    for name, body in zip(flat[::2], flat[1::2]):
+        assert body[0] == b"calls" and body[2] == b"histogram_usec", body
+        cdf = body[3]
+        out[name.decode()] = (body[1], list(zip(cdf[::2], cdf[1::2])))
+    return out
+
+
+def test_latency_histogram_counts_calls_cumulatively(c):
+    for i in range(7):
+        c.cmd("SET", f"h{i}", "v")
+    c.cmd("GET", "h0")
+    c.cmd("CLIENT", "ID")
+    got = histograms(c, "set", "GET", "nosuchcommand")
+    assert sorted(got) == ["get", "set"]
+    for name, calls in (("set", 7), ("get", 1)):
+        n, cdf = got[name]
+        assert n == calls
+        keys = [k for k, _ in cdf]
+        counts = [v for _, v in cdf]
+        assert all(k in HISTOGRAM_KEYS for k in keys), keys
+        assert keys == sorted(keys) and counts == sorted(set(counts)), cdf
+        assert counts[-1] == calls
+    # A container names its subcommands; "container|sub" names one.
+    assert list(histograms(c, "client")) == ["client|id"]
+    assert list(histograms(c, "client|id")) == ["client|id"]
+    assert {"set", "get", "client|id"} <= set(histograms(c))
+    assert histograms(c, "lpush") == {}
+    assert c.cmd("CONFIG", "RESETSTAT") == "OK"
+    assert histograms(c, "set") == {}
 
 
 # --------------------------------------------------------------------------- /metrics

@@ -60,5 +60,22 @@ TEST(LatencyHistogramTest, SmallValuesAreExact) {
   EXPECT_EQ(h.ValueAtPercentile(100), 7);
 }
 
+// LATENCY HISTOGRAM's levels: 1024·2^k ns keyed by HdrHistogram's highest equivalent value in µs.
+TEST(LatencyHistogramTest, CumulativeUsecAtRedisLevels) {
+  LatencyHistogram h;
+  std::vector<uint64_t> sums;
+  h.AddTo(&sums);
+  EXPECT_TRUE(LatencyHistogram::CumulativeUsec(sums).empty());
+  h.Record(300);            // under 1024 ns: the first level
+  h.Record(15000);          // the 16 µs level (up to 16511 ns)
+  h.Record(15500);          //
+  h.Record(40000);          // the 66 µs level (33024..66047 ns)
+  h.Record(5000000000ULL);  // 5 s: clamped into the last level, as Redis clamps at 1 s
+  sums.clear();
+  h.AddTo(&sums);
+  using Cdf = std::vector<std::pair<int64_t, uint64_t>>;
+  EXPECT_EQ(LatencyHistogram::CumulativeUsec(sums), (Cdf{{1, 1}, {16, 3}, {66, 4}, {1082130, 5}}));
+}
+
 }  // namespace
 }  // namespace lavik
