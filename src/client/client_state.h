@@ -68,6 +68,8 @@ class ClientState {
   bool reply_off = false;                      // CLIENT REPLY OFF
   bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
   bool discard_reply = false;                  // this command's reply goes nowhere
+  bool cluster_asking = false;                 // ASKING: the next command may use an IMPORTING slot
+  bool cluster_readonly = false;               // READONLY (cluster replicas)
   bool master = false;  // a replica's link to its master (replication/replica.h): flag 'M'
   std::function<void()> on_free;  // run by the destructor (the link waits for its last command)
   OutputLimitTracker obuf_limit;  // client-output-buffer-limit's soft clock

@@ -13,6 +13,7 @@
 namespace lavik {
 
 class Acl;
+class Cluster;
 class ClientState;
 class ShardSet;
 struct CommandSpec;
@@ -41,6 +42,7 @@ struct Services {
   const Acl* acl = nullptr;                 // and check them against the client's user
   std::function<bool()> over_memory_limit;  // denyoom commands are refused (memory_guard.h)
   Replica* replica = nullptr;               // REPLICAOF, ROLE (replication/replica.h)
+  Cluster* cluster = nullptr;               // cluster mode (cluster/cluster.h); null when it is off
   // True while a read-only replica refuses writes from clients (scripts check it too).
   std::function<bool()> replica_read_only;
   bool refuses_writes() const { return replica_read_only && replica_read_only(); }

@@ -42,6 +42,9 @@ struct Context {
   int db = 0;
   // Run by a script's redis.call: SELECT changes the script's database, not the client's.
   bool in_script = false;
+  // Cluster mode: the keys' slot is MIGRATING or IMPORTING here (cluster/cluster_route.h), so
+  // the keys' worker checks which exist before the handler runs. 0 otherwise.
+  uint32_t cluster_open = 0;
 };
 
 using Handler = Task (*)(Context& ctx);

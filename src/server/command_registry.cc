@@ -2,6 +2,7 @@
 
 #include "blocking/list_blocking.h"
 #include "blocking/stream_blocking.h"
+#include "cluster/cluster_commands.h"
 #include "commands/families.h"
 #include "commands/key_copy.h"
 #include "commands/lcs.h"
@@ -28,7 +29,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       HyperLogLogCommands(),   BitmapCommands(),        SortCommands(),
       LcsCommands(),           MemoryCommands(),        SaveCommands(),
       LolwutCommands(),        ScriptingCommands(),     DbCommands(),
-      ReplicationCommands(),
+      ReplicationCommands(),   ClusterCommands(),
   };
 }
 

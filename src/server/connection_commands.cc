@@ -61,6 +61,8 @@ Task Select(Context& ctx) {
     ctx.reply->Error(kErrNotInteger);
   } else if (db < INT32_MIN || db > INT32_MAX) {
     ctx.reply->Error(kErrNotInt32);
+  } else if (db != 0 && ctx.services != nullptr && ctx.services->cluster != nullptr) {
+    ctx.reply->Error("ERR SELECT is not allowed in cluster mode");
   } else if (db < 0 || db >= DbMap::Count()) {
     ctx.reply->Error(kErrDbIndexRange);
   } else {

@@ -9,6 +9,8 @@
 #include "base/clock.h"
 #include "base/db_key.h"
 #include "client/client_state.h"
+#include "cluster/cluster.h"
+#include "cluster/cluster_route.h"
 #include "commands/command_keys.h"
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
@@ -92,6 +94,10 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
     m->server->tracking_->Remember(here, m->server->shards(), *m->ctx.spec, m->argv,
                                    m->ctx.client_id, m->home->id());
   }
+  if (m->ctx.cluster_open != 0 && m->server->OpenSlotRejects(m->ctx, m->argv)) {
+    Done(m);  // -ASK / -TRYAGAIN instead of running
+    return;
+  }
   Tracking::SetWriter(m->writer_id);
   Task t = m->ctx.spec->handler(m->ctx);
   const bool done = t.Start(&RemoteCommand::Done, m);
@@ -171,6 +177,42 @@ void RemoteCommand::ReturnHome(MailboxItem* item) {
   server->FinishCommand(cl);
 }
 
+bool Server::ClusterCheckOrReply(ClientState* cl, const CommandSpec* spec,
+                                 std::span<const std::string_view> args) {
+  const bool asking = cl->cluster_asking;
+  TxState* tx = cl->tx.get();
+  const bool in_multi = tx != nullptr && tx->in_multi;
+  // ASKING covers the next command, or the transaction it opens (Redis's resetClient rule).
+  if (spec->name != "asking" && spec->name != "multi" && !(in_multi && spec->name != "exec")) {
+    cl->cluster_asking = false;
+  }
+  const bool exec = spec->name == "exec" && in_multi;
+  uint32_t open = 0;
+  if (ClusterRouteOrReply(*cluster_, *spec, args, exec ? &tx->queue : nullptr, asking,
+                          cl->cluster_readonly, cl->writer, &open)) {
+    cl->ctx.cluster_open = open;
+    return true;
+  }
+  if (exec) {  // a redirected EXEC discards the transaction, as Redis does
+    tx->in_multi = false;
+    tx->dirty_exec = false;
+    tx->queue.clear();
+    tx->Unwatch();
+  }
+  return false;
+}
+
+bool Server::OpenSlotRejects(Context& ctx, std::span<const std::string_view> args) {
+  const uint32_t open = ctx.cluster_open;
+  ctx.cluster_open = 0;
+  const int slot = open_slot::SlotOf(open);
+  if (SlotShard(static_cast<uint16_t>(slot), shards_->size()) != Worker::Current()->id()) {
+    return false;  // a command that runs away from its keys: they are taken as present
+  }
+  return OpenSlotRejectsOrReply(*cluster_, open, *ctx.store, *ctx.spec, args, ctx.now_ms,
+                                *ctx.reply);
+}
+
 int Server::RouteShard(const CommandSpec* spec, std::span<const std::string_view> args,
                        bool* multi) const {
   *multi = false;
@@ -231,6 +273,11 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
   if (cl->acl_version != acl_->version() && !AclRefreshUser(*this, *cl)) return Result::kClose;
   if (!cl->acl_user->unrestricted && !AclPermitOrReply(*this, *cl, *spec, args)) {
     obs_->CommandRejected(c.worker()->id(), spec);  // NOPERM counts as rejected, as in Redis
+    return Result::kDone;
+  }
+  // Cluster mode: the keys' slot must be served here (one null test while cluster mode is off).
+  if (cluster_ != nullptr && !cl->master && !ClusterCheckOrReply(cl, spec, args)) {
+    obs_->CommandRejected(c.worker()->id(), spec);
     return Result::kDone;
   }
   // Writes that would grow memory are refused while the non-evictable part is over the limit.
@@ -314,6 +361,10 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   ctx.db = db;
   ctx.in_script = false;
   cl->cmd_errors = cl->writer.errors();
+  if (ctx.cluster_open != 0 && OpenSlotRejects(ctx, args)) {
+    obs_->CommandDone(cl->conn->worker()->id(), spec, cl, cl->cmd_args, cl->cmd_start_ns, true);
+    return Result::kDone;
+  }
   Tracking::SetWriter(cl->tracking != nullptr ? cl->id : 0);
   Task t = spec->handler(ctx);
   const bool done = t.Start(&Server::OnHomeDone, cl);
@@ -362,6 +413,8 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   m->ctx.spec = spec;
   m->ctx.client_id = cl->id;
   m->ctx.db = db;
+  m->ctx.cluster_open = cl->ctx.cluster_open;
+  cl->ctx.cluster_open = 0;
   m->track = track;
   m->writer_id = cl->tracking != nullptr ? cl->id : 0;
   cl->cmd_errors = m->writer.errors();

@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/db_key.h"
 #include "blocking/list_blocking.h"
+#include "cluster/cluster.h"
 #include "replication/replica.h"
 #include "runtime/shard_hop.h"
 #include "scripting/scripting.h"
@@ -194,7 +195,8 @@ Task Info(Context& ctx) {
   if (Wanted(sections, "clients", true)) {
     out += "# Clients\r\n";
     Field(&out, "connected_clients", static_cast<uint64_t>(server->connected_clients().load()));
-    Field(&out, "cluster_connections", 0);
+    Field(&out, "cluster_connections",
+          server->cluster() != nullptr ? server->cluster()->connections() : 0);
     Field(&out, "maxclients", static_cast<uint64_t>(server->maxclients()));
     Field(&out, "client_recent_max_input_buffer", 0);
     Field(&out, "client_recent_max_output_buffer", 0);
@@ -353,7 +355,7 @@ Task Info(Context& ctx) {
                                            Wanted(sections, "latencystats", false), &out);
   if (Wanted(sections, "cluster", true)) {
     out += "# Cluster\r\n";
-    Field(&out, "cluster_enabled", 0);
+    Field(&out, "cluster_enabled", server->cluster() != nullptr ? 1 : 0);
     out += "\r\n";
   }
   if (Wanted(sections, "keyspace", true)) {

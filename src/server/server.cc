@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "blocking/list_blocking.h"
 #include "client/client_state.h"
+#include "cluster/cluster.h"
 #include "config/live_settings.h"
 #include "pubsub/keyspace_publish.h"
 #include "pubsub/pubsub.h"
@@ -166,6 +167,48 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
 }
 
 Server::~Server() = default;
+
+bool Server::StartCluster(std::string* error) {
+  if (ConfigValue("cluster-enabled") != "yes") return true;
+  Cluster::Options o;
+  o.config_file = ConfigValue("cluster-config-file");
+  const std::string dir = ConfigValue("dir");
+  if (!o.config_file.empty() && o.config_file[0] != '/' && !dir.empty() && dir != ".") {
+    o.config_file = dir + "/" + o.config_file;
+  }
+  auto num = [this](std::string_view name) { return std::atoll(ConfigValue(name).c_str()); };
+  o.node_timeout_ms = num("cluster-node-timeout");
+  o.port = listener_.port();
+  o.bus_port = static_cast<int>(num("cluster-port"));
+  o.bind = config_.bind;
+  o.announce_ip = ConfigValue("cluster-announce-ip");
+  o.announce_hostname = ConfigValue("cluster-announce-hostname");
+  o.announce_port = static_cast<int>(num("cluster-announce-port"));
+  o.announce_bus_port = static_cast<int>(num("cluster-announce-bus-port"));
+  o.require_full_coverage = ConfigValue("cluster-require-full-coverage") == "yes";
+  o.allow_reads_when_down = ConfigValue("cluster-allow-reads-when-down") == "yes";
+  cluster_ = std::make_unique<Cluster>(std::move(o));
+  if (!cluster_->Start(error)) return false;
+  services_.cluster = cluster_.get();
+  Cluster* c = cluster_.get();
+  registry_.OnChange("cluster-node-timeout", [c](std::string_view v) {
+    c->SetNodeTimeout(std::atoll(std::string(v).c_str()));
+    return Status::Ok();
+  });
+  registry_.OnChange("cluster-announce-hostname", [c](std::string_view v) {
+    c->SetAnnounceHostname(std::string(v));
+    return Status::Ok();
+  });
+  registry_.OnChange("cluster-require-full-coverage", [c](std::string_view v) {
+    c->SetRequireFullCoverage(v == "yes");
+    return Status::Ok();
+  });
+  registry_.OnChange("cluster-allow-reads-when-down", [c](std::string_view v) {
+    c->SetAllowReadsWhenDown(v == "yes");
+    return Status::Ok();
+  });
+  return true;
+}
 
 Status Server::ConfigSet(const std::vector<std::pair<std::string, std::string>>& params) {
   std::lock_guard<std::mutex> lock(config_mu_);
@@ -575,6 +618,10 @@ int Server::Run() {
     LogWarning("Aborting Lavik startup because of ACL errors: " + error);
     return 1;
   }
+  if (!StartCluster(&error)) {
+    LogWarning("Fatal: " + error);
+    return 1;
+  }
   start_ms_ = NowMs();
   save_state_.last_save_s = start_ms_ / 1000;  // LASTSAVE before the first SAVE, as Redis
   if (!obs_->BindMetrics(config_, &error)) {
@@ -614,6 +661,7 @@ int Server::Run() {
   drain_deadline_us_ = MonotonicUs() + kDrainTimeoutUs;
   obs_->StopMetrics();  // before the workers stop: a scrape may be waiting for them
   replica_->Stop();     // and the replication thread, which waits for them too
+  if (cluster_ != nullptr) cluster_->Stop();
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
   if (config_.shutdown_checkpoint) {

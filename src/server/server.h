@@ -40,6 +40,7 @@
 namespace lavik {
 
 class ClientHub;
+class Cluster;
 class ClientState;
 class PubSub;
 class Replica;
@@ -80,6 +81,7 @@ class Server : public RequestHandler {
   PubSub& pubsub() { return *pubsub_; }             // channel registry (pubsub/pubsub.h)
   Replica& replica() { return *replica_; }          // REPLICAOF state (replication/replica.h)
   Tracking& tracking() { return *tracking_; }       // client-side caching (tracking/tracking.h)
+  Cluster* cluster() { return cluster_.get(); }     // null unless cluster-enabled (cluster.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -109,6 +111,7 @@ class Server : public RequestHandler {
   friend struct RemoteCommand;
   friend class ClientHub;  // resumes parked commands (Execute, FinishCommand)
   bool OpenStorage(std::string* error);
+  bool StartCluster(std::string* error);  // cluster-enabled yes: nodes.conf, the bus
   bool StartWorkers(std::string* error);
   bool InitWorker(int id, std::string* error);
   void StartListeners(Worker* w);                 // on worker 0
@@ -128,6 +131,11 @@ class Server : public RequestHandler {
   // A script just passed busy-reply-threshold: the commands queued behind its shard locks get
   // -BUSY (dispatcher.cc).
   static void OnScriptBusy(void* server);
+  // Cluster mode (cluster/cluster_route.h): false if the command was redirected or refused.
+  bool ClusterCheckOrReply(ClientState* cl, const CommandSpec* spec,
+                           std::span<const std::string_view> args);
+  // On the keys' worker: an open slot's missing keys answered -ASK/-TRYAGAIN (true: don't run).
+  bool OpenSlotRejects(Context& ctx, std::span<const std::string_view> args);
   int RouteShard(const CommandSpec* spec, std::span<const std::string_view> args,
                  bool* multi) const;
 
@@ -174,6 +182,7 @@ class Server : public RequestHandler {
   std::unique_ptr<PubSub> pubsub_;
   std::unique_ptr<Replica> replica_;  // REPLICAOF (replication/replica.h)
   std::unique_ptr<Tracking> tracking_;
+  std::unique_ptr<Cluster> cluster_;  // cluster mode (cluster/cluster.h); null when off
 };
 
 }  // namespace lavik

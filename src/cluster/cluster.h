@@ -1,0 +1,216 @@
+// Cluster: this node's view of a Redis Cluster (`cluster-enabled yes`) and the cluster bus that
+// keeps it in step with the other nodes — Redis 7.0's design, spoken byte for byte
+// (doc/cluster.md): nodes with 40-hex names, 16384 slots each owned by one master, config
+// epochs deciding who owns a contested slot, PING/PONG/MEET with gossip, PFAIL/FAIL detection,
+// FAIL and UPDATE messages, nodes.conf written atomically after every change of state.
+//
+// The request path never takes the state's mutex: every change that moves routing (slots,
+// MIGRATING/IMPORTING, addresses, cluster_state) publishes an immutable RouteTable and bumps
+// a version; each worker keeps the table it last saw and re-reads it only when the version
+// moved (one atomic load per keyed command in cluster mode). With cluster mode off there is no
+// Cluster object at all and the dispatcher's check is one null test.
+//
+// Thread safety: every public method may be called from any thread. The bus runs on one thread
+// of its own (poll(), non-blocking sockets); it and the CLUSTER commands share the state under
+// mu_, held for a message's or a command's processing, never across a wait.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "base/slot.h"
+#include "cluster/bus_message.h"
+
+namespace lavik {
+
+class ReplyWriter;
+
+namespace cluster {
+
+struct Link;
+
+struct Node {
+  std::string name;
+  uint16_t flags = 0;
+  std::string ip;
+  std::string hostname;
+  int port = 0, cport = 0, pport = 0;
+  uint64_t config_epoch = 0;
+  std::string slaveof;  // a replica's master (name); empty for masters
+  SlotBitmap slots{};
+  int numslots = 0;
+  int64_t ctime = 0, ping_sent = 0, pong_received = 0, data_received = 0, fail_time = 0;
+  std::map<std::string, int64_t> fail_reports;  // reporter's name -> last report (ms)
+  Link* link = nullptr;                         // outbound
+  Link* inbound = nullptr;                      // accepted from it
+};
+
+struct Link {
+  int fd = -1;
+  bool inbound = false;
+  bool connecting = false;
+  bool dead = false;
+  Node* node = nullptr;
+  std::string rbuf, wbuf;
+  int64_t ctime = 0;
+};
+
+// What the request path reads: immutable once published.
+struct RouteTable {
+  static constexpr uint16_t kNone = 0xFFFF;
+  static constexpr uint16_t kSelf = 0;
+  std::array<uint16_t, kNumSlots> owner;      // endpoint index (kSelf: this node), kNone
+  std::array<uint16_t, kNumSlots> migrating;  // MIGRATING to (endpoint index) or kNone
+  std::array<uint8_t, kNumSlots> importing;   // 1: IMPORTING here
+  std::vector<std::string> endpoints;         // "ip:port" by index ([0]: this node)
+  bool ok = false;                            // cluster_state:ok
+  bool allow_reads_when_down = false;
+};
+
+}  // namespace cluster
+
+class Cluster {
+ public:
+  struct Options {
+    std::string config_file = "nodes.conf";
+    int64_t node_timeout_ms = 15000;
+    int port = 6379;   // the clients' port
+    int bus_port = 0;  // cluster-port; 0: port + 10000
+    std::string bind;  // the address(es) the bus listens on (the server's bind)
+    std::string announce_ip, announce_hostname;
+    int announce_port = 0, announce_bus_port = 0;
+    bool require_full_coverage = true;
+    bool allow_reads_when_down = false;
+  };
+  explicit Cluster(Options options);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  // Start-up: reads nodes.conf (or creates this node and writes it), binds the bus port and
+  // starts the bus thread. False with *error on failure.
+  bool Start(std::string* error);
+  void Stop();
+
+  // Live settings (CONFIG SET).
+  void SetNodeTimeout(int64_t ms) { node_timeout_ms_.store(ms, std::memory_order_relaxed); }
+  void SetAnnounceHostname(std::string h);
+  void SetRequireFullCoverage(bool on);
+  void SetAllowReadsWhenDown(bool on);
+
+  // --- Request path ---
+  // The routing table this thread saw last, refreshed when the cluster published a new one.
+  const cluster::RouteTable& Routes() const;
+  // MOVED/ASK's target text ("ip:port") of an endpoint index.
+  uint64_t connections() const { return links_count_.load(std::memory_order_relaxed); }
+
+  // --- CLUSTER commands (cluster_commands.cc); each writes its reply ---
+  std::string MyId();
+  void Info(std::string* out);
+  void Nodes(std::string* out);
+  void Slots(ReplyWriter& w);
+  void Shards(ReplyWriter& w);
+  void Links(ReplyWriter& w);
+  // Slot edits: empty on success, else the error text (nothing changed).
+  std::string AddSlots(const std::vector<int>& slots);
+  std::string DelSlots(const std::vector<int>& slots);
+  void FlushSlots();
+  // SETSLOT: `keys_in_slot` counts this node's keys in the slot (asked before the call).
+  std::string SetSlot(int slot, std::string_view action, std::string_view node,
+                      size_t keys_in_slot);
+  std::string Meet(const std::string& ip, int port, int bus_port);
+  std::string Forget(std::string_view name);
+  std::string Reset(bool hard);
+  std::string SaveConfigOrError();
+  std::string BumpEpoch(std::string* reply);
+  std::string SetConfigEpoch(uint64_t epoch);
+  std::string CountFailureReports(std::string_view name, int64_t* count);
+  std::string Replicate(std::string_view name);
+  bool MyselfHasSlots();
+  // Slots owned here (for FLUSHSLOTS' emptiness check, RESET's key check).
+  bool IsMaster();
+
+ private:
+  using Node = cluster::Node;
+  using Link = cluster::Link;
+
+  // cluster_state.cc (mu_ held)
+  Node* CreateNode(std::string name, uint16_t flags);
+  Node* FindNode(std::string_view name);
+  void DeleteNode(Node* n);
+  void RenameNode(Node* n, const std::string& name);
+  bool AddSlot(Node* n, int slot);
+  void DelSlot(int slot);
+  void NodeLine(const Node& n, std::string* out);
+  std::string NodesText(bool for_file);
+  bool LoadConfig(std::string* error);
+  bool SaveConfig(std::string* error);
+  void SaveOrDie();
+  void UpdateState();
+  void Publish();
+  int Quorum() const;
+  std::string Endpoint(const Node& n) const;
+  int64_t NodeTimeout() const { return node_timeout_ms_.load(std::memory_order_relaxed); }
+
+  // cluster_bus.cc
+  void BusLoop();
+  void Cron(int64_t now);
+  void Accept(int64_t now);
+  void Connect(Node* n, int64_t now);
+  void ReadLink(Link* l, int64_t now);
+  void WriteLink(Link* l);
+  void CloseLink(Link* l);
+  void Process(Link* l, const cluster::Message& m, int64_t now);
+  void ProcessGossip(const cluster::Message& m, Node* sender, int64_t now);
+  void UpdateSlotsWith(Node* sender, uint64_t sender_epoch, const cluster::SlotBitmap& slots);
+  void HandleEpochCollision(Node* sender);
+  void MarkFailingIfNeeded(Node* n, int64_t now);
+  void ClearFailureIfNeeded(Node* n, int64_t now);
+  void Header(uint16_t type, cluster::Message* m);
+  void SendPing(Link* l, uint16_t type, int64_t now);
+  void SendFail(const std::string& name);
+  void SendUpdate(Link* l, const Node& owner);
+  void Send(Link* l, const cluster::Message& m);
+  void Broadcast(const cluster::Message& m);
+  void Wake();
+
+  Options opt_;
+  std::atomic<int64_t> node_timeout_ms_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Node>, std::less<>> nodes_;
+  Node* myself_ = nullptr;
+  uint64_t current_epoch_ = 0;
+  uint64_t last_vote_epoch_ = 0;
+  int state_ = 1;  // 0 ok, 1 fail
+  int size_ = 0;   // masters with slots
+  std::array<Node*, kNumSlots> slots_{};
+  std::array<Node*, kNumSlots> migrating_to_{};
+  std::array<Node*, kNumSlots> importing_from_{};
+  std::map<std::string, int64_t, std::less<>> blacklist_;  // forgotten: name -> until (ms)
+  std::array<uint64_t, cluster::kMsgTypeCount> sent_{}, received_{};
+  int64_t start_ms_ = 0;
+  int64_t pfail_nodes_ = 0;
+  bool save_pending_ = false;
+  uint64_t cron_iteration_ = 0;
+
+  std::vector<std::unique_ptr<Link>> links_;  // bus thread (and CLUSTER LINKS under mu_)
+  int listen_fd_ = -1;
+  int wake_fd_[2] = {-1, -1};
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> links_count_{0};
+
+  std::shared_ptr<const cluster::RouteTable> routes_;  // under mu_
+  std::atomic<uint64_t> routes_version_{0};
+};
+
+}  // namespace lavik

@@ -1,0 +1,153 @@
+#include "cluster/cluster_route.h"
+
+#include <string>
+#include <vector>
+
+#include "base/slot.h"
+#include "cluster/cluster.h"
+#include "commands/command_keys.h"
+#include "storage/store.h"
+
+namespace lavik {
+namespace {
+
+using cluster::RouteTable;
+
+void Redirect(ReplyWriter& w, std::string_view kind, int slot, const std::string& endpoint) {
+  std::string e(kind);
+  e += ' ';
+  e += std::to_string(slot);
+  e += ' ';
+  e += endpoint;
+  w.Error(e);
+}
+
+struct KeyScan {
+  int slot = -1;
+  std::string_view first;
+  bool multiple = false;
+  bool cross = false;
+};
+
+// The call's key arguments (fixed positions without the general walk: the common case).
+const std::vector<KeyRef>& KeysOfCall(const CommandSpec& spec,
+                                      std::span<const std::string_view> args) {
+  thread_local std::vector<KeyRef> keys;
+  keys.clear();
+  if (spec.flags & kCmdMovableKeys) {
+    CommandKeys(spec, args, &keys);
+  } else if (spec.first_key > 0 && spec.first_key < int(args.size())) {
+    const int argc = int(args.size());
+    int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
+    if (last >= argc) last = argc - 1;
+    for (int i = spec.first_key; i <= last; i += spec.key_step) keys.push_back({i, 0});
+  }
+  return keys;
+}
+
+// Adds one command's keys to the scan; false once they span slots.
+bool ScanKeys(const CommandSpec& spec, std::span<const std::string_view> args, KeyScan* scan) {
+  for (const KeyRef& k : KeysOfCall(spec, args)) {
+    std::string_view key = args[k.arg];
+    const int slot = KeyHashSlot(key);
+    if (scan->slot < 0) {
+      scan->slot = slot;
+      scan->first = key;
+    } else if (key != scan->first) {
+      if (slot != scan->slot) {
+        scan->cross = true;
+        return false;
+      }
+      scan->multiple = true;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ClusterRouteOrReply(Cluster& cluster, const CommandSpec& spec,
+                         std::span<const std::string_view> args,
+                         const std::vector<TxState::Queued>* queued, bool asking, bool readonly,
+                         ReplyWriter& w, uint32_t* open) {
+  (void)readonly;  // serves reads only on a replica of the slot's master: none yet
+  *open = 0;
+  KeyScan scan;
+  bool write = (spec.flags & kCmdWrite) != 0;
+  if (queued != nullptr) {
+    for (const TxState::Queued& q : *queued) {
+      thread_local std::vector<std::string_view> views;
+      views.assign(q.args.begin(), q.args.end());
+      write |= (q.spec->flags & kCmdWrite) != 0;
+      if (!ScanKeys(*q.spec, views, &scan)) break;
+    }
+  } else {
+    ScanKeys(spec, args, &scan);
+  }
+  if (scan.cross) {
+    w.Error("CROSSSLOT Keys in request don't hash to the same slot");
+    return false;
+  }
+  if (scan.slot < 0) return true;  // no keys: any node serves it
+  const RouteTable& t = cluster.Routes();
+  const int slot = scan.slot;
+  const uint16_t owner = t.owner[slot];
+  if (owner == RouteTable::kNone) {
+    w.Error("CLUSTERDOWN Hash slot not served");
+    return false;
+  }
+  const bool migrating = owner == RouteTable::kSelf && t.migrating[slot] != RouteTable::kNone;
+  const bool importing = !migrating && t.importing[slot];
+  if (!t.ok) {
+    if (!t.allow_reads_when_down) {
+      w.Error("CLUSTERDOWN The cluster is down");
+      return false;
+    }
+    if (write) {
+      w.Error("CLUSTERDOWN The cluster is down and only accepts read commands");
+      return false;
+    }
+  }
+  if ((migrating || importing) && spec.name == "migrate") return true;
+  if (migrating || (importing && (asking || spec.name == "restore-asking"))) {
+    if (queued != nullptr) return true;  // EXEC: its keys are taken as present (doc/cluster.md)
+    uint32_t bits = migrating ? open_slot::kMigrating : open_slot::kImporting;
+    if (scan.multiple) bits |= open_slot::kMultipleKeys;
+    *open = open_slot::Pack(bits, slot);
+    return true;
+  }
+  if (owner != RouteTable::kSelf) {
+    Redirect(w, "MOVED", slot, t.endpoints[owner]);
+    return false;
+  }
+  return true;
+}
+
+bool OpenSlotRejectsOrReply(Cluster& cluster, uint32_t open, Store& store, const CommandSpec& spec,
+                            std::span<const std::string_view> args, int64_t now_ms,
+                            ReplyWriter& w) {
+  int missing = 0;
+  for (const KeyRef& k : KeysOfCall(spec, args)) {
+    if (!store.Lookup(args[k.arg], now_ms).exists) ++missing;
+  }
+  if (missing == 0) return false;
+  const int slot = open_slot::SlotOf(open);
+  if (open & open_slot::kMigrating) {
+    if (open & open_slot::kMultipleKeys) {
+      w.Error("TRYAGAIN Multiple keys request during rehashing of slot");
+      return true;
+    }
+    const RouteTable& t = cluster.Routes();
+    const uint16_t to = t.migrating[slot];
+    if (to == RouteTable::kNone) return false;  // the migration ended meanwhile
+    Redirect(w, "ASK", slot, t.endpoints[to]);
+    return true;
+  }
+  if (open & open_slot::kMultipleKeys) {
+    w.Error("TRYAGAIN Multiple keys request during rehashing of slot");
+    return true;
+  }
+  return false;
+}
+
+}  // namespace lavik

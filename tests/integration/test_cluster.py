@@ -1,0 +1,398 @@
+"""Redis Cluster: nodes formed by redis-cli --cluster create, redirects, CLUSTER subcommands,
+nodes.conf across a restart, and a mixed cluster of redis-server and Lavik nodes (doc/cluster.md).
+
+Every node runs on a fixed port of this file's range (7100-7299; the bus is port + 10000), since
+the bus port must be free too. Waits are polls with deadlines."""
+import subprocess
+import time
+
+import pytest
+import redis
+from redis.cluster import ClusterNode, RedisCluster
+
+from conftest import TARGET, ServerProcess, err, key_slot
+
+BASE = 7100
+_next = [0]
+
+
+def ports(n):
+    """n fresh ports of the range, so a lingering TIME_WAIT bus port never collides."""
+    out = []
+    for _ in range(n):
+        out.append(BASE + (_next[0] % 190))
+        _next[0] += 1
+    return out
+
+
+def cluster_args(tmp, port, timeout=3000):
+    return ["--cluster-enabled", "yes", "--cluster-config-file", str(tmp / f"nodes-{port}.conf"),
+            "--cluster-node-timeout", str(timeout)]
+
+
+def start_node(tmp, port, redis_server=False, threads=2):
+    if redis_server:
+        argv = ["redis-server", "--port", "{port}", "--save", "", "--appendonly", "no",
+                "--bind", "127.0.0.1"] + cluster_args(tmp, port)
+        s = ServerProcess(argv=argv)
+    else:
+        s = ServerProcess(threads=threads, extra_args=cluster_args(tmp, port))
+    return s.start(port=port)
+
+
+def info(c):
+    text = c.execute_command("CLUSTER", "INFO")
+    return dict(l.split(":", 1) for l in text.strip().splitlines())
+
+
+def wait_ok(clients, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(info(c)["cluster_state"] == "ok" for c in clients):
+            return
+        time.sleep(0.1)
+    raise AssertionError("cluster_state not ok: " + str([info(c) for c in clients]))
+
+
+def wait_agree(clients, timeout=20.0):
+    """Every node knows every node and sees the same slot owners (redis-cli's signature)."""
+    def signature(c):
+        sig = []
+        for line in c.execute_command("CLUSTER", "NODES").strip().splitlines():
+            f = line.split()
+            if "master" in f[2] and len(f) > 8:
+                sig.append(f[0] + ":" + ",".join(x for x in f[8:] if not x.startswith("[")))
+        return sorted(sig)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sigs = [signature(c) for c in clients]
+        known = [int(info(c)["cluster_known_nodes"]) for c in clients]
+        if all(s == sigs[0] for s in sigs) and all(k == len(clients) for k in known):
+            return
+        time.sleep(0.1)
+    raise AssertionError("nodes disagree: " + str([signature(c) for c in clients]))
+
+
+def redis_cli(*args, timeout=60):
+    return subprocess.run(["redis-cli", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def create(port_list):
+    out = redis_cli("--cluster", "create", *[f"127.0.0.1:{p}" for p in port_list],
+                    "--cluster-yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def formed(nodes, ps):
+    """redis-cli --cluster create over the nodes, then every node ok and agreeing."""
+    create(ps)
+    clients = [n.client() for n in nodes]
+    wait_ok(clients)
+    wait_agree(clients)
+    return clients
+
+
+@pytest.fixture
+def trio(tmp_path):
+    """Three nodes of the target made into a cluster by redis-cli --cluster create."""
+    ps = ports(3)
+    nodes = [start_node(tmp_path, p) for p in ps]
+    try:
+        yield nodes, formed(nodes, ps), ps
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def test_create_and_check(trio):
+    nodes, clients, ps = trio
+    out = redis_cli("--cluster", "check", f"127.0.0.1:{ps[0]}")
+    assert out.returncode == 0, out.stdout
+    assert "[OK] All nodes agree about slots configuration." in out.stdout
+    assert "[OK] All 16384 slots covered." in out.stdout
+    for c in clients:
+        i = info(c)
+        assert i["cluster_slots_assigned"] == "16384"
+        assert i["cluster_slots_ok"] == "16384"
+        assert i["cluster_known_nodes"] == "3"
+        assert i["cluster_size"] == "3"
+        assert i["cluster_current_epoch"] == "3"
+        assert int(i["cluster_stats_messages_sent"]) > 0
+        assert c.info("cluster")["cluster_enabled"] == 1
+
+
+def test_cluster_client_reads_and_writes(trio):
+    nodes, clients, ps = trio
+    rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", p) for p in ps],
+                      decode_responses=True, socket_timeout=30)
+    n = 10000
+    pipe = rc.pipeline()
+    for i in range(n):
+        pipe.set(f"key:{i}", f"value:{i}")
+    assert all(pipe.execute())
+    pipe = rc.pipeline()
+    for i in range(n):
+        pipe.get(f"key:{i}")
+    assert pipe.execute() == [f"value:{i}" for i in range(n)]
+    # Every node holds only its own slots' keys, and they add up.
+    total = sum(c.dbsize() for c in clients)
+    assert total == n
+    assert rc.mset_nonatomic({"{t}a": "1", "{t}b": "2"})
+    assert rc.mget("{t}a", "{t}b") == ["1", "2"]
+    rc.close()
+
+
+def owner_of(clients, slot):
+    """The port of the node that clients[0] says serves slot."""
+    slots = clients[0].execute_command("CLUSTER", "SLOTS")
+    for s in slots:
+        if s[0] <= slot <= s[1]:
+            port = s[2][1]
+            return port
+    raise AssertionError(f"no owner for slot {slot}")
+
+
+def test_moved_crossslot_and_hash_tags(trio):
+    nodes, clients, ps = trio
+    by_port = dict(zip(ps, clients))
+    slot = key_slot("foo")
+    owner = owner_of(clients, slot)
+    other = next(c for p, c in by_port.items() if p != owner)
+    with pytest.raises(redis.ResponseError) as e:
+        other.get("foo")
+    assert err(e) == f"MOVED {slot} 127.0.0.1:{owner}"
+    with pytest.raises(redis.ResponseError) as e:
+        by_port[owner].mset({"foo": "1", "bar": "2"})
+    # "foo" and "bar" are in different slots: CROSSSLOT wins over MOVED.
+    assert err(e) == "CROSSSLOT Keys in request don't hash to the same slot"
+    assert by_port[owner].mset({"{foo}a": "1", "{foo}b": "2"})
+    assert by_port[owner].mget("{foo}a", "{foo}b") == ["1", "2"]
+    # Keyless commands run anywhere; SELECT is refused.
+    assert other.ping()
+    with pytest.raises(redis.ResponseError) as e:
+        other.execute_command("SELECT", "1")
+    assert err(e) == "SELECT is not allowed in cluster mode"
+    assert other.execute_command("SELECT", "0") in (True, "OK")
+    # A transaction on another node's slot: the queued command is refused, EXEC aborts.
+    p = other.pipeline(transaction=True)
+    p.set("foo", "x")
+    with pytest.raises((redis.ResponseError, redis.exceptions.ExecAbortError)):
+        p.execute()
+
+
+def test_ask_during_migration(trio):
+    nodes, clients, ps = trio
+    by_port = dict(zip(ps, clients))
+    slot = key_slot("mig")
+    src_port = owner_of(clients, slot)
+    dst_port = next(p for p in ps if p != src_port)
+    src, dst = by_port[src_port], by_port[dst_port]
+    src_id, dst_id = src.execute_command("CLUSTER", "MYID"), dst.execute_command("CLUSTER", "MYID")
+    src.set("{mig}present", "here")
+    assert dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) == "OK"
+    assert src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) == "OK"
+    nodes_line = [l for l in src.execute_command("CLUSTER", "NODES").splitlines() if "myself" in l][0]
+    assert f"[{slot}->-{dst_id}]" in nodes_line
+    assert f"[{slot}-<-{src_id}]" in [l for l in dst.execute_command("CLUSTER", "NODES").splitlines()
+                                        if "myself" in l][0]
+    # A key still here is served here; a missing one is sent to the target with ASK.
+    assert src.get("{mig}present") == "here"
+    with pytest.raises(redis.ResponseError) as e:
+        src.get("{mig}absent")
+    assert err(e) == f"ASK {slot} 127.0.0.1:{dst_port}"
+    with pytest.raises(redis.ResponseError) as e:
+        src.mget("{mig}present", "{mig}absent")
+    assert err(e) == "TRYAGAIN Multiple keys request during rehashing of slot"
+    # The target refuses without ASKING and serves the slot after it (once).
+    with pytest.raises(redis.ResponseError) as e:
+        dst.get("{mig}absent")
+    assert err(e) == f"MOVED {slot} 127.0.0.1:{src_port}"
+    raw = dst.connection_pool.get_connection("_")
+    raw.send_command("ASKING")
+    assert raw.read_response() in (b"OK", "OK")
+    raw.send_command("SET", "{mig}absent", "new")
+    assert raw.read_response() in (b"OK", "OK")
+    raw.send_command("GET", "{mig}absent")
+    with pytest.raises(redis.ResponseError):
+        raw.read_response()
+    dst.connection_pool.release(raw)
+    # Finish by hand (the key moved by SET on the target; the old one is deleted here).
+    src.delete("{mig}present")
+    assert dst.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id) == "OK"
+    assert src.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst_id) == "OK"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if all(owner_of([c], slot) == dst_port for c in clients):
+            break
+        time.sleep(0.1)
+    assert all(owner_of([c], slot) == dst_port for c in clients)
+    assert dst.get("{mig}absent") == "new"
+    with pytest.raises(redis.ResponseError) as e:
+        src.get("{mig}absent")
+    assert err(e) == f"MOVED {slot} 127.0.0.1:{dst_port}"
+    wait_agree(clients)
+    assert redis_cli("--cluster", "check", f"127.0.0.1:{ps[0]}").returncode == 0
+
+
+def test_subcommand_replies(trio):
+    nodes, clients, ps = trio
+    c = clients[0]
+    myid = c.execute_command("CLUSTER", "MYID")
+    assert len(myid) == 40 and all(ch in "0123456789abcdef" for ch in myid)
+    assert c.execute_command("CLUSTER", "KEYSLOT", "foo") == 12182
+    assert c.execute_command("CLUSTER", "KEYSLOT", "{user1000}.following") == key_slot("user1000")
+    slot = key_slot("k")  # the hash tag of the keys below
+    owner = next(cl for p, cl in zip(ps, clients) if p == owner_of(clients, slot))
+    owner.mset({"{k}x": "1", "{k}y": "2", "{k}z": "3"})
+    assert owner.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 3
+    assert sorted(owner.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 10)) == [
+        "{k}x", "{k}y", "{k}z"]
+    assert len(owner.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 2)) == 2
+    slots = c.execute_command("CLUSTER", "SLOTS")
+    assert sorted((s[0], s[1]) for s in slots) == [(0, 5460), (5461, 10922), (10923, 16383)]
+    for s in slots:
+        assert s[2][0] == "127.0.0.1" and s[2][1] in ps and len(s[2][2]) == 40
+    shards = c.execute_command("CLUSTER", "SHARDS")
+    assert len(shards) == 3
+    lines = c.execute_command("CLUSTER", "NODES").strip().splitlines()
+    assert len(lines) == 3
+    mine = [l for l in lines if "myself" in l][0].split()
+    assert mine[0] == myid and mine[1] == f"127.0.0.1:{ps[0]}@{ps[0] + 10000}"
+    assert mine[2] == "myself,master" and mine[3] == "-" and mine[7] == "connected"
+    assert mine[8] == "0-5460"
+    links = c.execute_command("CLUSTER", "LINKS")
+    assert len(links) >= 2
+    assert c.execute_command("CLUSTER", "COUNT-FAILURE-REPORTS", mine[0]) == 0
+    assert c.execute_command("CLUSTER", "BUMPEPOCH").startswith(("BUMPED", "STILL"))
+    assert c.execute_command("CLUSTER", "SAVECONFIG") == "OK"
+    errors = [
+        (("CLUSTER", "COUNTKEYSINSLOT", "99999"), "Invalid slot"),
+        (("CLUSTER", "COUNTKEYSINSLOT", "x"), "value is not an integer or out of range"),
+        (("CLUSTER", "GETKEYSINSLOT", "1", "-1"), "Invalid slot or number of keys"),
+        (("CLUSTER", "ADDSLOTS", "1"), "Slot 1 is already busy"),
+        (("CLUSTER", "ADDSLOTS", "99999"), "Invalid or out of range slot"),
+        (("CLUSTER", "ADDSLOTSRANGE", "5", "3"), "start slot number 5 is greater than end slot number 3"),
+        (("CLUSTER", "ADDSLOTSRANGE", "1", "2", "3"), "wrong number of arguments for 'cluster|addslotsrange' command"),
+        (("CLUSTER", "DELSLOTS", "0", "0"), "Slot 0 specified multiple times"),
+        (("CLUSTER", "SETSLOT", "1", "foo"), "Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP"),
+        (("CLUSTER", "SETSLOT", "1", "NODE", "abc"), "Unknown node abc"),
+        (("CLUSTER", "SETSLOT", "1", "MIGRATING", "abc"), "I don't know about node abc"),
+        (("CLUSTER", "SETSLOT", "6000", "MIGRATING", "abc"), "I'm not the owner of hash slot 6000"),
+        (("CLUSTER", "SETSLOT", "1", "IMPORTING", "abc"), "I'm already the owner of hash slot 1"),
+        (("CLUSTER", "MEET", "1.2.3.4", "x"), "Invalid TCP base port specified: x"),
+        (("CLUSTER", "MEET", "nohost", "1"), "Invalid node address specified: nohost:1"),
+        (("CLUSTER", "MEET", "127.0.0.1", "1", "x"), "Invalid TCP bus port specified: x"),
+        (("CLUSTER", "FORGET", "abc"), "Unknown node abc"),
+        (("CLUSTER", "FORGET", myid), "I tried hard but I can't forget myself..."),
+        (("CLUSTER", "COUNT-FAILURE-REPORTS", "abc"), "Unknown node abc"),
+        (("CLUSTER", "SET-CONFIG-EPOCH", "5"), "The user can assign a config epoch only when the node does not know any other node."),
+        (("CLUSTER", "SET-CONFIG-EPOCH", "-1"), "Invalid config epoch specified: -1"),
+        (("CLUSTER", "RESET", "foo"), "syntax error"),
+        (("CLUSTER", "REPLICATE", "abc"), "Unknown node abc"),
+        (("CLUSTER", "REPLICATE", mine[0]), "Can't replicate myself"),
+        (("CLUSTER", "FOO"), "unknown subcommand 'FOO'. Try CLUSTER HELP."),
+        (("CLUSTER", "MYSHARDID"), "unknown subcommand 'MYSHARDID'. Try CLUSTER HELP."),
+        (("CLUSTER", "INFO", "x"), "wrong number of arguments for 'cluster|info' command"),
+        (("CLUSTER", "FLUSHSLOTS"), None),
+        (("CLUSTER", "RESET"), "CLUSTER RESET can't be called with master nodes containing keys"),
+    ]
+    for args, text in errors:
+        if text is None:
+            continue
+        with pytest.raises(redis.ResponseError) as e:
+            c.execute_command(*args) if args[1] != "RESET" else owner.execute_command(*args)
+        assert err(e) == text, args
+    assert c.execute_command("CLUSTER", "HELP")[0].startswith("CLUSTER <subcommand>")
+    assert c.execute_command("READONLY") in (True, "OK")
+    assert c.execute_command("READWRITE") in (True, "OK")
+
+
+def test_restart_keeps_nodes_conf(tmp_path):
+    ps = ports(3)
+    nodes = [start_node(tmp_path, p) for p in ps]
+    try:
+        clients = formed(nodes, ps)
+        before_id = clients[1].execute_command("CLUSTER", "MYID")
+        before_slots = sorted((s[0], s[1], s[2][1]) for s in clients[1].execute_command("CLUSTER", "SLOTS"))
+        epoch = info(clients[1])["cluster_my_epoch"]
+        conf = (tmp_path / f"nodes-{ps[1]}.conf").read_text()
+        assert conf.rstrip().splitlines()[-1].startswith("vars currentEpoch ")
+        assert sum(1 for l in conf.splitlines() if "myself" in l) == 1
+        assert nodes[1].terminate() == 0
+        nodes[1] = start_node(tmp_path, ps[1])
+        clients[1] = nodes[1].client()
+        assert clients[1].execute_command("CLUSTER", "MYID") == before_id
+        assert info(clients[1])["cluster_my_epoch"] == epoch
+        assert sorted((s[0], s[1], s[2][1]) for s in clients[1].execute_command("CLUSTER", "SLOTS")) == before_slots
+        wait_ok(clients)
+        wait_agree(clients)
+        assert redis_cli("--cluster", "check", f"127.0.0.1:{ps[0]}").returncode == 0
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def test_mixed_cluster_with_redis_server(tmp_path):
+    """Two redis-server 7.0 nodes and one node of the target: created, checked, used."""
+    ps = ports(3)
+    nodes = [start_node(tmp_path, ps[0], redis_server=True),
+             start_node(tmp_path, ps[1], redis_server=True),
+             start_node(tmp_path, ps[2])]
+    try:
+        clients = formed(nodes, ps)
+        out = redis_cli("--cluster", "check", f"127.0.0.1:{ps[2]}")
+        assert out.returncode == 0 and "[OK] All 16384 slots covered." in out.stdout, out.stdout
+        rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", ps[2])], decode_responses=True)
+        for i in range(2000):
+            rc.set(f"m:{i}", i)
+        assert [rc.get(f"m:{i}") for i in range(0, 2000, 97)] == [str(i) for i in range(0, 2000, 97)]
+        assert all(c.dbsize() > 0 for c in clients)
+        rc.close()
+        # MEET the other way: a fresh target node joins through a redis-server node.
+        extra_port = ports(1)[0]
+        extra = start_node(tmp_path, extra_port)
+        nodes.append(extra)
+        assert clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", extra_port) == "OK"
+        clients.append(extra.client())
+        wait_agree(clients)
+        wait_ok(clients)
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def test_pfail_and_fail_detection(tmp_path):
+    ps = ports(3)
+    nodes = [start_node(tmp_path, p) for p in ps]
+    try:
+        clients = formed(nodes, ps)
+        dead_id = clients[2].execute_command("CLUSTER", "MYID")
+        nodes[2].kill()
+        deadline = time.monotonic() + 20
+        flags = ""
+        while time.monotonic() < deadline:
+            line = [l for l in clients[0].execute_command("CLUSTER", "NODES").splitlines()
+                    if l.startswith(dead_id)][0]
+            flags = line.split()[2]
+            if "fail" in flags.split(","):
+                break
+            time.sleep(0.1)
+        assert "fail" in flags.split(","), flags
+        assert info(clients[0])["cluster_state"] == "fail"
+        with pytest.raises(redis.ResponseError) as e:
+            clients[0].get("foo")
+        assert err(e) == "CLUSTERDOWN The cluster is down"
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+@pytest.mark.usefixtures("server")
+def test_disabled_by_default(server):
+    c = server.client()
+    for args in (("CLUSTER", "INFO"), ("CLUSTER", "NODES"), ("ASKING",), ("READONLY",)):
+        with pytest.raises(redis.ResponseError) as e:
+            c.execute_command(*args)
+        assert err(e) == "This instance has cluster support disabled"
+    assert c.info("cluster")["cluster_enabled"] == 0
