@@ -68,7 +68,11 @@ class ClientState {
   bool reply_off = false;                      // CLIENT REPLY OFF
   bool reply_skip_next = false;                // CLIENT REPLY SKIP: drop the next reply
   bool discard_reply = false;                  // this command's reply goes nowhere
-  bool master = false;  // a replica's link to its master (replication/replica.h): flag 'M'
+  bool master = false;   // a replica's link to its master (replication/replica.h): flag 'M'
+  bool replica = false;  // a replica of ours after its PSYNC (replication/master.h): flag 'S'
+  int repl_listening_port = 0;  // REPLCONF listening-port / ip-address / capa psync2
+  std::string repl_ip;
+  bool repl_psync2 = false;
   std::function<void()> on_free;  // run by the destructor (the link waits for its last command)
   OutputLimitTracker obuf_limit;  // client-output-buffer-limit's soft clock
   std::unique_ptr<TxState> tx;    // MULTI/WATCH (transaction.h); null until used

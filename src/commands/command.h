@@ -22,6 +22,7 @@ struct Services;
 class ShardSet;
 class Store;
 struct CommandSpec;
+struct ReplCall;
 
 struct Context {
   std::span<const std::string_view> args;
@@ -42,6 +43,8 @@ struct Context {
   int db = 0;
   // Run by a script's redis.call: SELECT changes the script's database, not the client's.
   bool in_script = false;
+  // Replication (commands/propagate.h): set only once a replica has attached.
+  ReplCall* repl = nullptr;
 };
 
 using Handler = Task (*)(Context& ctx);

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -42,6 +43,7 @@ namespace lavik {
 class ClientHub;
 class ClientState;
 class PubSub;
+class Master;
 class Replica;
 class Tracking;
 struct RemoteCommand;
@@ -78,8 +80,11 @@ class Server : public RequestHandler {
   Observability& observability() { return *obs_; }  // command stats, SLOWLOG, LATENCY, /metrics
   ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
   PubSub& pubsub() { return *pubsub_; }             // channel registry (pubsub/pubsub.h)
-  Replica& replica() { return *replica_; }          // REPLICAOF state (replication/replica.h)
-  Tracking& tracking() { return *tracking_; }       // client-side caching (tracking/tracking.h)
+  Replica& replica() { return *replica_; }
+  Master& master() {
+    return *master_;
+  }  // serving replicas (replication/master.h)          // REPLICAOF state (replication/replica.h)
+  Tracking& tracking() { return *tracking_; }  // client-side caching (tracking/tracking.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
   Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
@@ -122,8 +127,12 @@ class Server : public RequestHandler {
   Result RunAtHome(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
                    int db);
   Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
-                   int shard, int db, bool track);
+                   int shard, int db, bool track, bool propagate);
   void FinishCommand(ClientState* cl);
+  // Writes an RDB for replicas of ours at `path` (on worker 0), then done(ok).
+  void SaveForReplicas(const std::string& path, std::function<void(bool)> done);
+  // A command run at home while replication is on: its entry for the stream (propagate.h).
+  void FinishPropagation(ClientState* cl);
   static void OnHomeDone(void* arg);
   // A script just passed busy-reply-threshold: the commands queued behind its shard locks get
   // -BUSY (dispatcher.cc).
@@ -173,6 +182,7 @@ class Server : public RequestHandler {
   std::unique_ptr<ClientHub> hub_;
   std::unique_ptr<PubSub> pubsub_;
   std::unique_ptr<Replica> replica_;  // REPLICAOF (replication/replica.h)
+  std::unique_ptr<Master> master_;    // PSYNC from replicas (replication/master.h)
   std::unique_ptr<Tracking> tracking_;
 };
 
