@@ -65,8 +65,15 @@ uint64_t TakeSeq();
 // The last sequence number taken (WAIT: every entry up to it).
 uint64_t LastSeq();
 
-// A multi-shard command about to release its shards: takes its number now.
+// A multi-shard command about to release its shards: takes its number now. Not a blocking
+// command's attempt: one that blocks takes its number when it is served (TakeSeqNow).
 inline void TakeSeqBeforeUnlock(Context& ctx) {
+  if (ctx.repl != nullptr && ctx.repl->seq == 0 && !(ctx.spec->flags & kCmdBlocking)) {
+    ctx.repl->seq = TakeSeq();
+  }
+}
+// A blocked command served on its key's worker (blocking/list_blocking.cc): its place is now.
+inline void TakeSeqNow(Context& ctx) {
   if (ctx.repl != nullptr && ctx.repl->seq == 0) ctx.repl->seq = TakeSeq();
 }
 

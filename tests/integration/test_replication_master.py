@@ -370,3 +370,59 @@ def test_replication_commands_from_a_client(spawn_server):
     assert "wrong number of arguments for 'psync' command" in err(e)
     infos = m.execute_command("COMMAND", "INFO", "psync", "replconf", "wait", "sync")
     assert [infos[n]["arity"] for n in ("psync", "replconf", "wait", "sync")] == [-3, -1, 3, 1]
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_blocked_pops_reach_the_replica_as_their_non_blocking_form(spawn_server, threads):
+    master, m = spawn_master(spawn_server, threads=threads)
+    replica, r = spawn_redis_replica(spawn_server, master)
+    calls = [("blpop", "a"), ("brpop", "c"), ("bzpopmin", None), ("blmove", "a")]
+    for i, (cmd, want) in enumerate(calls):
+        key = f"q{i}"
+        got = []
+
+        def block():
+            c = client(master)
+            if cmd == "bzpopmin":
+                got.append(c.bzpopmin([key], timeout=5))
+            elif cmd == "blmove":
+                got.append(c.blmove(key, f"dst{i}", 5, "LEFT", "RIGHT"))
+            else:
+                got.append(getattr(c, cmd)([key], timeout=5))
+
+        t = threading.Thread(target=block)
+        t.start()
+        assert wait_until(lambda: m.info("clients")["blocked_clients"] == 1, 5)
+        if cmd == "bzpopmin":
+            m.zadd(key, {"x": 1, "y": 2})
+        else:
+            m.rpush(key, "a", "b", "c")
+        t.join(10)
+        assert got and got[0] is not None
+        if cmd == "bzpopmin":  # once the pop is done: after it in the stream too
+            m.zadd(key, {"after": 3})
+        else:
+            m.rpush(key, "after")
+    assert settled(m, r)
+    assert_same_data(m, r, dbs=(0,))
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_a_served_pop_keeps_its_place_between_pipelined_pushes(spawn_server, threads):
+    """The pop that serves a blocked BLPOP comes after the push that fed it and before the
+    pushes that follow it on the key."""
+    master, m = spawn_master(spawn_server, threads=threads)
+    replica, r = spawn_redis_replica(spawn_server, master)
+    for round_ in range(5):
+        key = f"q{round_}"
+        got = []
+        t = threading.Thread(target=lambda: got.append(client(master).blpop([key], timeout=5)))
+        t.start()
+        assert wait_until(lambda: m.info("clients")["blocked_clients"] == 1, 5)
+        with m.pipeline(transaction=False) as p:
+            p.lpush(key, "a").lpush(key, "b").rpush(key, "c")
+            p.execute()
+        t.join(10)
+        assert got == [(key, "a")]
+    assert settled(m, r)
+    assert_same_data(m, r, dbs=(0,))
