@@ -21,6 +21,7 @@
 #include "commands/list_ops.h"
 #include "commands/list_wait.h"
 #include "commands/multi_shard.h"
+#include "commands/propagate.h"
 #include "commands/stream_wait.h"
 #include "protocol/errors.h"
 
@@ -283,6 +284,9 @@ Task BlockUntilServed(Context& ctx, BlockingOps& ops) {
       sctx.now_ms = NowMs();
       sctx.in_exec = true;  // the drain holds the key's shard lock
       co_await ops.serve(sctx, key, served);
+      // The pop's place in the replication stream is here, on the key's worker under the
+      // drain's lock, not when the reply is written at home (commands/propagate.h).
+      if (*served) repl::TakeSeqNow(ctx);
     };
     TrackBlockedWaiter(w);
     const auto queue = [&w, front](Shard& s, std::string_view key) {

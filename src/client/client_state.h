@@ -71,6 +71,10 @@ class ClientState {
   bool cluster_asking = false;                 // ASKING: the next command may use an IMPORTING slot
   bool cluster_readonly = false;               // READONLY (cluster replicas)
   bool master = false;  // a replica's link to its master (replication/replica.h): flag 'M'
+  bool replica = false;  // a replica of ours after its PSYNC (replication/master.h): flag 'S'
+  int repl_listening_port = 0;  // REPLCONF listening-port / ip-address / capa psync2
+  std::string repl_ip;
+  bool repl_psync2 = false;
   std::function<void()> on_free;  // run by the destructor (the link waits for its last command)
   OutputLimitTracker obuf_limit;  // client-output-buffer-limit's soft clock
   std::unique_ptr<TxState> tx;    // MULTI/WATCH (transaction.h); null until used

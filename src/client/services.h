@@ -19,6 +19,7 @@ class ShardSet;
 struct CommandSpec;
 class CommandTable;
 class Observability;
+class Master;
 class PubSub;
 class Replica;
 class Tracking;
@@ -43,6 +44,7 @@ struct Services {
   std::function<bool()> over_memory_limit;  // denyoom commands are refused (memory_guard.h)
   Replica* replica = nullptr;               // REPLICAOF, ROLE (replication/replica.h)
   Cluster* cluster = nullptr;               // cluster mode (cluster/cluster.h); null when it is off
+  Master* master = nullptr;                 // PSYNC, REPLCONF, WAIT (replication/master.h)
   // True while a read-only replica refuses writes from clients (scripts check it too).
   std::function<bool()> replica_read_only;
   bool refuses_writes() const { return replica_read_only && replica_read_only(); }

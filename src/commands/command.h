@@ -22,6 +22,7 @@ struct Services;
 class ShardSet;
 class Store;
 struct CommandSpec;
+struct ReplCall;
 
 struct Context {
   std::span<const std::string_view> args;
@@ -45,6 +46,8 @@ struct Context {
   // Cluster mode: the keys' slot is MIGRATING or IMPORTING here (cluster/cluster_route.h), so
   // the keys' worker checks which exist before the handler runs. 0 otherwise.
   uint32_t cluster_open = 0;
+  // Replication (commands/propagate.h): set only once a replica has attached.
+  ReplCall* repl = nullptr;
 };
 
 using Handler = Task (*)(Context& ctx);

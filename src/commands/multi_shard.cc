@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "commands/propagate.h"
+
 namespace lavik {
 
 KeyPlan::KeyPlan(Context& ctx, std::span<const std::string_view> keys)
@@ -38,6 +40,7 @@ Task KeyPlan::Lock() {
 Task KeyPlan::Unlock() {
   if (!locked_) co_return;
   locked_ = false;
+  repl::TakeSeqBeforeUnlock(ctx_);  // the stream's order is the keys' (commands/propagate.h)
   for (int id : shard_ids_) {
     Shard* s = &ctx_.shards->at(id);
     co_await ShardHop(s->worker, [s]() { s->Unlock(); });

@@ -77,6 +77,23 @@ void Replica::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+Replica::History Replica::history() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return History{replid_, replid2_, offset_.load(), second_offset_};
+}
+
+bool Replica::link_up() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !host_.empty() && state_ == State::kConnected;
+}
+
+void Replica::NewHistory() {
+  std::lock_guard<std::mutex> lock(mu_);
+  replid_ = NewReplId();
+  replid2_.assign(40, '0');
+  second_offset_ = -1;
+}
+
 bool Replica::Cancelled(uint64_t gen) const { return stop_.load() || gen_.load() != gen; }
 
 void Replica::SetState(State s) {

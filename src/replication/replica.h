@@ -45,6 +45,13 @@ class Replica : public RequestHandler {
     std::function<uint64_t()> next_client_id;
     std::function<int()> listening_port;
     std::function<std::string(std::string_view)> config_value;  // CONFIG GET's value
+    // The master side (master.h): the stream as applied (for our own replicas), ROLE's
+    // replicas, INFO's slave lines and backlog fields.
+    std::function<void(int64_t offset_before, std::span<const std::string_view> args, size_t bytes)>
+        feed;
+    std::function<void(ReplyWriter&)> write_replicas;
+    std::function<void(std::string*)> info_slaves;
+    std::function<void(std::string*)> info_backlog;
   };
   explicit Replica(Deps deps);
   ~Replica() override;
@@ -68,6 +75,16 @@ class Replica : public RequestHandler {
   // A full sync is loading: commands without the `loading` flag get -LOADING, as in Redis.
   bool loading() const { return loading_.load(std::memory_order_relaxed); }
   void WriteRole(ReplyWriter& w);
+
+  // The replication history, for the master side (master.h).
+  struct History {
+    std::string replid, replid2;
+    int64_t offset = 0, second_offset = -1;
+  };
+  History history() const;
+  bool link_up() const;  // following, link connected
+  void AdvanceOffset(int64_t n) { offset_.fetch_add(n, std::memory_order_relaxed); }
+  void NewHistory();  // the first backlog: a new replid, no replid2 (Redis's changeReplicationId)
   void AppendInfo(std::string* out);  // INFO's "# Replication" section, fields only
 
   // The master link's connection (worker 0).

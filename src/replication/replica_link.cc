@@ -45,6 +45,7 @@ RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::st
   // Counted when the command starts: the connection runs one at a time, so every command before
   // it has finished, and a GETACK answers the offset of the commands before it.
   const int64_t before = offset_.load(std::memory_order_relaxed);
+  if (deps_.feed) deps_.feed(before, args, c.request_bytes());  // our own replicas' stream
   offset_.store(before + static_cast<int64_t>(c.request_bytes()), std::memory_order_relaxed);
   if (EqualsNoCase(args[0], "replconf")) {
     if (args.size() >= 2 && EqualsNoCase(args[1], "getack"))
@@ -76,12 +77,17 @@ void Replica::OnClose(Connection& c) {
 }
 
 void Replica::WriteRole(ReplyWriter& w) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (host_.empty()) {
+    lock.unlock();  // the Master's lock is taken after ours elsewhere: never inside it
     w.Array(3);
     w.Bulk("master");
     w.Integer(offset_.load());
-    w.Array(0);  // Lavik serves no replica yet
+    if (deps_.write_replicas) {
+      deps_.write_replicas(w);
+    } else {
+      w.Array(0);
+    }
     return;
   }
   w.Array(5);
@@ -110,7 +116,7 @@ void Replica::WriteRole(ReplyWriter& w) {
 }
 
 void Replica::AppendInfo(std::string* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   const int64_t now_s = NowMs() / 1000;
   if (host_.empty()) {
     Field(out, "role", "master");
@@ -137,16 +143,27 @@ void Replica::AppendInfo(std::string* out) {
     Field(out, "slave_read_only", ro_config_.load() ? 1 : 0);
     Field(out, "replica_announced", deps_.config_value("replica-announced") == "no" ? 0 : 1);
   }
-  Field(out, "connected_slaves", 0);
+  if (deps_.info_slaves) {
+    lock.unlock();  // the Master's lock is never taken inside ours
+    deps_.info_slaves(out);
+    lock.lock();
+  } else {
+    Field(out, "connected_slaves", 0);
+  }
   Field(out, "master_failover_state", "no-failover");
   Field(out, "master_replid", replid_);
   Field(out, "master_replid2", replid2_);
   Field(out, "master_repl_offset", offset_.load());
   Field(out, "second_repl_offset", second_offset_);
-  Field(out, "repl_backlog_active", 0);  // Lavik keeps no backlog: it serves no replica yet
-  Field(out, "repl_backlog_size", 1048576);
-  Field(out, "repl_backlog_first_byte_offset", 0);
-  Field(out, "repl_backlog_histlen", 0);
+  if (deps_.info_backlog) {
+    lock.unlock();
+    deps_.info_backlog(out);
+  } else {
+    Field(out, "repl_backlog_active", 0);
+    Field(out, "repl_backlog_size", 1048576);
+    Field(out, "repl_backlog_first_byte_offset", 0);
+    Field(out, "repl_backlog_histlen", 0);
+  }
 }
 
 }  // namespace lavik

@@ -2,13 +2,21 @@
 // Replica through ctx.services (replica.h).
 #include "replication/replication_commands.h"
 
+#include <unistd.h>
+
+#include <coroutine>
 #include <string>
 
 #include "base/ascii.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/numbers.h"
+#include "client/client_state.h"
 #include "client/services.h"
+#include "net/connection.h"
+#include "replication/master.h"
 #include "replication/replica.h"
+#include "runtime/worker.h"
 
 namespace lavik {
 namespace {
@@ -33,7 +41,149 @@ Task Role(Context& ctx) {
   co_return;
 }
 
+// SYNC / PSYNC: the connection becomes a replica of ours; the Master answers on its socket.
+Task Sync(Context& ctx) {
+  ClientState* cl = ctx.client;
+  if (cl->replica) co_return;  // as Redis: a second SYNC from a replica is ignored
+  Replica* replica = ctx.services->replica;
+  if (replica->following() && !replica->link_up()) {
+    ctx.reply->Error("NOMASTERLINK Can't SYNC while not connected with my master");
+    co_return;
+  }
+  Connection* c = cl->conn;
+  if (c->tls()) {
+    ctx.reply->Error("ERR Lavik serves replicas over plain TCP only (no TLS replication)");
+    co_return;
+  }
+  if (c->output_pending() > 0) {
+    ctx.reply->Error("ERR SYNC and PSYNC are invalid with pending output");
+    co_return;
+  }
+  Master::Request r;
+  r.client_id = cl->id;
+  r.fd = dup(c->fd());
+  if (r.fd < 0) {
+    ctx.reply->Error("ERR can't serve the replica: out of file descriptors");
+    co_return;
+  }
+  if (!cl->repl_ip.empty()) {
+    r.ip = cl->repl_ip;
+  } else {
+    const std::string& peer = c->peer();
+    r.ip = peer.substr(0, peer.rfind(':'));
+  }
+  r.port = cl->repl_listening_port;
+  r.psync2 = cl->repl_psync2;
+  r.psync = EqualsNoCase(ctx.args[0], "psync");
+  if (r.psync) {
+    r.replid = std::string(ctx.args[1]);
+    if (!ParseInt64(ctx.args[2], &r.offset)) r.offset = -1;  // a full sync, as Redis
+  }
+  cl->replica = true;
+  cl->reply_off = true;  // the Master writes to the replica; its REPLCONF ACKs get no reply
+  Master* master = ctx.services->master;
+  const uint64_t id = cl->id;
+  auto previous = std::move(cl->on_free);
+  cl->on_free = [master, id, previous = std::move(previous)] {
+    master->Detach(id);
+    if (previous) previous();
+  };
+  master->Attach(std::move(r));
+}
+
+Task Replconf(Context& ctx) {
+  ClientState* cl = ctx.client;
+  if (ctx.args.size() % 2 == 0) {
+    ctx.reply->Error("ERR syntax error");
+    co_return;
+  }
+  for (size_t i = 1; i + 1 < ctx.args.size(); i += 2) {
+    const std::string_view opt = ctx.args[i];
+    const std::string_view val = ctx.args[i + 1];
+    int64_t n = 0;
+    if (EqualsNoCase(opt, "listening-port")) {
+      if (!ParseInt64(val, &n)) {
+        ctx.reply->Error("ERR value is not an integer or out of range");
+        co_return;
+      }
+      cl->repl_listening_port = static_cast<int>(n);
+    } else if (EqualsNoCase(opt, "ip-address")) {
+      if (val.size() >= 46) {
+        ctx.reply->Error("ERR REPLCONF ip-address provided by replica instance is too long: " +
+                         std::to_string(val.size()) + " bytes");
+        co_return;
+      }
+      cl->repl_ip = std::string(val);
+    } else if (EqualsNoCase(opt, "capa")) {
+      if (EqualsNoCase(val, "psync2")) cl->repl_psync2 = true;
+    } else if (EqualsNoCase(opt, "ack")) {
+      // From a replica of ours: its offset; never answered.
+      if (cl->replica && ParseInt64(val, &n)) ctx.services->master->Ack(cl->id, n);
+      co_return;
+    } else if (EqualsNoCase(opt, "getack")) {
+      co_return;  // only a master asks it (replica_link.cc answers on the master's link)
+    } else if (EqualsNoCase(opt, "rdb-only")) {
+      if (val != "0") {
+        ctx.reply->Error(
+            "ERR Lavik does not serve REPLCONF rdb-only 1 (an RDB without the stream)");
+        co_return;
+      }
+    } else {
+      ctx.reply->Error("ERR Unrecognized REPLCONF option: " + std::string(opt));
+      co_return;
+    }
+  }
+  ctx.reply->Ok();
+}
+
+// WAIT numreplicas timeout: resumed by the Master's thread.
+struct WaitAwaiter : Master::Waiter {
+  Master* master = nullptr;
+  bool may_block = true;
+  std::coroutine_handle<> handle;
+
+  bool await_ready() const { return false; }
+  bool await_suspend(std::coroutine_handle<> h) {
+    handle = h;
+    home = Worker::Current();
+    run = [](MailboxItem* item) { static_cast<WaitAwaiter*>(item)->handle.resume(); };
+    return !master->AddWaiter(this, may_block);
+  }
+  void await_resume() const {}
+};
+
+Task Wait(Context& ctx) {
+  if (ctx.services->replica->following()) {
+    ctx.reply->Error(
+        "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
+        "if a replica is configured to be writable (which is not the default) writes to "
+        "replicas are just local and are not propagated.");
+    co_return;
+  }
+  int64_t need = 0, timeout = 0;
+  if (!ParseInt64(ctx.args[1], &need)) {
+    ctx.reply->Error("ERR value is not an integer or out of range");
+    co_return;
+  }
+  if (!ParseInt64(ctx.args[2], &timeout)) {
+    ctx.reply->Error("ERR timeout is not an integer or out of range");
+    co_return;
+  }
+  if (timeout < 0) {
+    ctx.reply->Error("ERR timeout is negative");
+    co_return;
+  }
+  WaitAwaiter w;
+  w.master = ctx.services->master;
+  w.may_block = !ctx.in_exec && !ctx.in_script;
+  w.need = need;
+  w.deadline_ms = timeout > 0 ? NowMs() + timeout : 0;
+  co_await w;
+  ctx.reply->Integer(w.count);
+}
+
 constexpr uint32_t kAdminStale = kCmdAdmin | kCmdNoScript | kCmdStale;
+constexpr uint32_t kSyncFlags = kCmdHome | kCmdAdmin | kCmdNoScript | kCmdNoMulti;
 
 const CommandSpec kReplicationCommands[] = {
     {"replicaof", 3, kAdminStale, 0, 0, 0, &ReplicaOf, "@admin @slow @dangerous", "server",
@@ -43,6 +193,17 @@ const CommandSpec kReplicationCommands[] = {
     {"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, &Role,
      "@admin @fast @dangerous", "server",
      "Return the role of the instance in the context of replication", "2.8.12"},
+    {"sync", 1, kSyncFlags, 0, 0, 0, &Sync, "@admin @slow @dangerous", "server",
+     "Internal command used for replication", "1.0.0"},
+    {"psync", -3, kSyncFlags, 0, 0, 0, &Sync, "@admin @slow @dangerous", "server",
+     "Internal command used for replication", "2.8.0"},
+    {"replconf", -1, kCmdHome | kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
+     0, 0, 0, &Replconf, "@admin @slow @dangerous", "server",
+     "An internal command for configuring the replication stream", "3.0.0"},
+    {"wait", 3, kCmdHome | kCmdNoScript, 0, 0, 0, &Wait, "@slow @connection", "generic",
+     "Wait for the synchronous replication of all the write commands sent in the context of the "
+     "current connection",
+     "3.0.0"},
 };
 
 }  // namespace

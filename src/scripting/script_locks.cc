@@ -2,6 +2,7 @@
 
 #include <coroutine>
 
+#include "commands/propagate.h"
 #include "commands/shards.h"
 #include "scripting/scripting.h"
 
@@ -94,7 +95,10 @@ TaskOf<std::string_view> LockAllShards(Context& ctx, const void* owner) {
   co_return std::string_view();
 }
 
-void UnlockAllShards(Context& ctx) { UnlockShards(ctx, ctx.shards->size()); }
+void UnlockAllShards(Context& ctx) {
+  repl::TakeSeqBeforeUnlock(ctx);  // the script's writes take their stream position now
+  UnlockShards(ctx, ctx.shards->size());
+}
 
 bool IsScriptLockWaiter(const MailboxItem* item) {
   return item->run == &ScriptLockAwaiter::TryTake;

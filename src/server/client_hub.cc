@@ -187,6 +187,7 @@ ClientType ClientHub::TypeOf(const ClientState& cl) {
   // A monitor counts as a normal client, as in Redis; a client with any subscription (RESP2 or
   // RESP3) is "pubsub", which also selects the pubsub output limit.
   if (cl.master) return ClientType::kMaster;
+  if (cl.replica) return ClientType::kReplica;
   return cl.pubsub != nullptr && cl.pubsub->subscribed() ? ClientType::kPubSub
                                                          : ClientType::kNormal;
 }
@@ -200,6 +201,7 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   // Flags in Redis's order; only those Lavik can have.
   std::string flags;
   if (cl.monitor) flags += 'O';
+  if (cl.replica) flags += 'S';
   if (cl.master) flags += 'M';
   if (ClientHub::TypeOf(cl) == ClientType::kPubSub) flags += 'P';
   if (cl.paused || (cl.pending && cl.cmd_spec != nullptr && (cl.cmd_spec->flags & kCmdBlocking))) {

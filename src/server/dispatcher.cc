@@ -12,8 +12,10 @@
 #include "cluster/cluster.h"
 #include "cluster/cluster_route.h"
 #include "commands/command_keys.h"
+#include "commands/propagate.h"
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
+#include "replication/master.h"
 #include "replication/replica.h"
 #include "scripting/script_locks.h"
 #include "scripting/scripting.h"
@@ -38,7 +40,8 @@ struct RemoteCommand : MailboxItem {
   bool track = false;      // a tracking client's read: remember its keys there (tracking.h)
   uint64_t writer_id = 0;  // the client, when it tracks (NOLOOP)
 
-  bool rejected = false;  // answered -BUSY without running (counted as rejected)
+  bool rejected = false;   // answered -BUSY without running (counted as rejected)
+  bool propagate = false;  // its effect goes to the replication stream (commands/propagate.h)
 
   static void RunOnShard(MailboxItem* item);
   // While a script is past busy-reply-threshold a queued command without allow-busy is answered
@@ -97,6 +100,11 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
   if (m->ctx.cluster_open != 0 && m->server->OpenSlotRejects(m->ctx, m->argv)) {
     Done(m);  // -ASK / -TRYAGAIN instead of running
     return;
+  }
+  if (m->propagate) [[unlikely]] {
+    m->ctx.repl = new ReplCall();
+    m->ctx.repl->dirty0 = shard.store.stats().dirty;
+    m->ctx.repl->batch = repl::IsBatch(*m->ctx.spec);
   }
   Tracking::SetWriter(m->writer_id);
   Task t = m->ctx.spec->handler(m->ctx);
@@ -157,6 +165,9 @@ void Server::OnScriptBusy(void* server) {
 
 void RemoteCommand::Done(void* arg) {
   auto* m = static_cast<RemoteCommand*>(arg);
+  if (m->ctx.repl != nullptr) [[unlikely]] {  // on the keys' worker: the stream's order
+    repl::Finish(m->ctx, m->ctx.store->stats().dirty != m->ctx.repl->dirty0, m->reply);
+  }
   m->run = &RemoteCommand::ReturnHome;
   m->home->Post(m);
 }
@@ -291,6 +302,11 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrReadOnlyReplica);
     return Result::kDone;
   }
+  if ((spec->flags & kCmdWrite) && master_->refuses_writes() && !cl->master) [[unlikely]] {
+    obs_->CommandRejected(c.worker()->id(), spec);  // min-replicas-to-write
+    w.Error("NOREPLICAS Not enough good replicas to write.");
+    return Result::kDone;
+  }
   if (!(spec->flags & kCmdLoading) && replica_->loading()) {  // a replica's full sync
     obs_->CommandRejected(c.worker()->id(), spec);
     w.Error(kErrLoading);
@@ -338,10 +354,23 @@ RequestHandler::Result Server::Execute(ClientState* cl, const CommandSpec* spec,
   // they run, so no write after the read can miss them (one null test for other clients).
   const bool track = cl->tracking != nullptr && Tracking::ShouldRemember(cl, *spec);
   const int home = c.worker()->id();
+  const bool propagate =
+      repl::On() && !cl->master && repl::Propagates(*spec) && !replica_->following();
   if (shard >= 0 && (shard != home || shards_->at(shard).locked())) {
-    return RunRemote(cl, spec, args, shard, db, track);
+    return RunRemote(cl, spec, args, shard, db, track, propagate);
   }
   if (track) tracking_->Remember(home, *shards_, *spec, args, cl->id, home);
+  if (propagate) [[unlikely]] {
+    auto* call = new ReplCall();
+    call->batch = repl::IsBatch(*spec);
+    call->by_dirty = shard >= 0 && !(spec->flags & kCmdHome);
+    call->dirty0 = shards_->local().store.stats().dirty;
+    if (repl::NeedsReply(*spec)) {  // the rewrite reads the reply: captured, then passed on
+      call->out = cl->writer.output();
+      cl->writer.SetOutput(&call->reply);
+    }
+    cl->ctx.repl = call;
+  }
   return RunAtHome(cl, spec, args, db);
 }
 
@@ -370,6 +399,8 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   const bool done = t.Start(&Server::OnHomeDone, cl);
   Tracking::SetWriter(0);
   if (done) {
+    if (ctx.repl != nullptr) [[unlikely]]
+      FinishPropagation(cl);
     obs_->CommandDone(cl->conn->worker()->id(), spec, cl, cl->cmd_args, cl->cmd_start_ns,
                       cl->writer.errors() != cl->cmd_errors);
     return cl->close_after_reply ? Result::kClose : Result::kDone;
@@ -380,6 +411,8 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
 
 void Server::OnHomeDone(void* arg) {
   auto* cl = static_cast<ClientState*>(arg);
+  if (cl->ctx.repl != nullptr) [[unlikely]]
+    cl->ctx.server->FinishPropagation(cl);
   if (!cl->closed) cl->conn->output();  // the reply was written after the turn's flush
   cl->ctx.server->obs_->CommandDone(cl->conn->worker()->id(), cl->ctx.spec, cl, cl->cmd_args,
                                     cl->cmd_start_ns, cl->writer.errors() != cl->cmd_errors);
@@ -388,7 +421,7 @@ void Server::OnHomeDone(void* arg) {
 
 RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spec,
                                          std::span<const std::string_view> args, int shard, int db,
-                                         bool track) {
+                                         bool track, bool propagate) {
   RemoteCommand* m = AcquireCommand();
   m->server = this;
   m->client = cl;
@@ -404,6 +437,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
     p += a.size();
   }
   m->rejected = false;
+  m->propagate = propagate;
   m->writer.SetOutput(&m->reply);
   m->writer.set_resp(cl->resp);
   m->ctx = Context{};
@@ -422,6 +456,20 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   cl->pending = true;
   shards_->at(shard).worker->Post(m);
   return Result::kPending;
+}
+
+void Server::FinishPropagation(ClientState* cl) {
+  Context& ctx = cl->ctx;
+  ReplCall* call = ctx.repl;
+  std::string reply;
+  if (call->out != nullptr) {
+    reply.swap(call->reply);
+    cl->writer.SetOutput(call->out);
+    if (!cl->closed) call->out->append(reply);
+  }
+  const bool changed = call->by_dirty ? shards_->local().store.stats().dirty != call->dirty0
+                                      : cl->writer.errors() == cl->cmd_errors;
+  repl::Finish(ctx, changed, reply);
 }
 
 void Server::FinishCommand(ClientState* cl) {

@@ -13,6 +13,7 @@
 #include "base/db_key.h"
 #include "blocking/list_blocking.h"
 #include "cluster/cluster.h"
+#include "replication/master.h"
 #include "replication/replica.h"
 #include "runtime/shard_hop.h"
 #include "scripting/scripting.h"
@@ -268,6 +269,10 @@ Task Info(Context& ctx) {
     Field(&out, "total_connections_received", connections);
     Field(&out, "total_commands_processed", commands);
     Field(&out, "rejected_connections", rejected);
+    Field(&out, "sync_full", static_cast<uint64_t>(server->master().sync_full.load()));
+    Field(&out, "sync_partial_ok", static_cast<uint64_t>(server->master().sync_partial_ok.load()));
+    Field(&out, "sync_partial_err",
+          static_cast<uint64_t>(server->master().sync_partial_err.load()));
     Field(&out, "expired_keys", total.stats.expired_keys);
     Field(&out, "evicted_keys", 0);
     Field(&out, "keyspace_hits", total.stats.keyspace_hits);

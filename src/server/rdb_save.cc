@@ -159,12 +159,14 @@ std::string RdbFilePath(std::string_view dir, std::string_view dbfilename) {
   return std::string(dir.empty() ? "." : dir) + "/" + std::string(dbfilename);
 }
 
-Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool* ok) {
+Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool* ok,
+                 std::string temp_name) {
   *ok = false;
   SaveRun run;
   run.dir = dir.empty() ? "." : dir;
   const std::string target = RdbFilePath(dir, dbfilename);
-  const std::string temp = run.dir + "/temp-" + std::to_string(getpid()) + ".rdb";
+  const std::string temp =
+      run.dir + "/" + (temp_name.empty() ? "temp-" + std::to_string(getpid()) + ".rdb" : temp_name);
   if (!run.out.Open(temp)) {
     LogWarning("Failed opening the temp RDB file " + temp + " for saving: " + run.out.error());
     co_return;

@@ -21,8 +21,10 @@ class ShardSet;
 
 // Saves to `dir`/`dbfilename` (an empty dir: the working directory). *ok: the file was written
 // and renamed into place (else the reason is logged, as Redis does, and the temp files are
-// removed).
-Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool* ok);
+// removed). `temp`: the temp file's name (default temp-<pid>.rdb; a replica's full sync uses
+// its own, so it can run next to a BGSAVE).
+Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool* ok,
+                 std::string temp = "");
 
 // `dir` + "/" + `dbfilename` (an empty dir: ".").
 std::string RdbFilePath(std::string_view dir, std::string_view dbfilename);

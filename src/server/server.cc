@@ -22,6 +22,7 @@
 #include "config/live_settings.h"
 #include "pubsub/keyspace_publish.h"
 #include "pubsub/pubsub.h"
+#include "replication/master.h"
 #include "replication/replica.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
@@ -153,8 +154,30 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   replica_ = std::make_unique<Replica>(Replica::Deps{
       [this]() -> ShardSet& { return *shards_; }, &services_, this,
       [this] { return next_client_id_.fetch_add(1); }, [this] { return listener_.port(); },
-      [this](std::string_view name) { return ConfigValue(name); }});
+      [this](std::string_view name) { return ConfigValue(name); },
+      [this](int64_t before, std::span<const std::string_view> args, size_t bytes) {
+        master_->Feed(before, args, bytes);
+      },
+      [this](ReplyWriter& w) { master_->WriteReplicas(w); },
+      [this](std::string* out) { master_->AppendSlaves(out); },
+      [this](std::string* out) { master_->AppendBacklog(out); }});
+  master_ = std::make_unique<Master>(
+      Master::Deps{replica_.get(), [this](std::string_view name) { return ConfigValue(name); },
+                   [this](const std::string& path, std::function<void(bool)> done) {
+                     SaveForReplicas(path, std::move(done));
+                   },
+                   [this] {
+                     const std::string dir = ConfigValue("dir");
+                     return dir.empty() ? std::string(".") : dir;
+                   }});
   services_.replica = replica_.get();
+  services_.master = master_.get();
+  for (const char* name : {"min-replicas-to-write", "min-replicas-max-lag"}) {
+    registry_.OnChange(name, [this](std::string_view) {
+      master_->ConfigChanged();
+      return Status::Ok();
+    });
+  }
   services_.replica_read_only = [this] { return replica_->read_only(); };
   registry_.OnChange("replica-read-only", [this](std::string_view v) {
     replica_->set_read_only_config(v == "yes");
@@ -208,6 +231,39 @@ bool Server::StartCluster(std::string* error) {
     return Status::Ok();
   });
   return true;
+}
+
+namespace {
+
+// A replica's full sync: the RDB written on worker 0 (the BGSAVE walk), then done(ok).
+struct ReplicaSave : MailboxItem {
+  Server* server = nullptr;
+  std::string dir, name;
+  std::function<void(bool)> done;
+  bool ok = false;
+};
+
+Task RunReplicaSave(ReplicaSave* job) {
+  co_await SaveRdbFile(job->server->shards(), job->dir, job->name, &job->ok,
+                       "temp-repl-walk-" + std::to_string(getpid()) + ".rdb");
+  job->done(job->ok);
+  delete job;
+}
+
+}  // namespace
+
+void Server::SaveForReplicas(const std::string& path, std::function<void(bool)> done) {
+  auto* job = new ReplicaSave();
+  job->server = this;
+  const size_t slash = path.rfind('/');
+  job->dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  job->name = slash == std::string::npos ? path : path.substr(slash + 1);
+  job->done = std::move(done);
+  job->run = [](MailboxItem* item) {
+    Task t = RunReplicaSave(static_cast<ReplicaSave*>(item));
+    t.Start(nullptr, nullptr);
+  };
+  workers_[0]->Post(job);
 }
 
 Status Server::ConfigSet(const std::vector<std::pair<std::string, std::string>>& params) {
@@ -640,6 +696,7 @@ int Server::Run() {
   StartMetrics(this, obs_.get());
   LogNotice("Ready to accept connections tcp");
   replica_->FollowConfigured(ConfigValue("replicaof"));
+  if (ConfigValue("min-replicas-to-write") != "0") master_->ConfigChanged();
 
   int sig = 0;
   for (;;) {
@@ -662,6 +719,7 @@ int Server::Run() {
   obs_->StopMetrics();  // before the workers stop: a scrape may be waiting for them
   replica_->Stop();     // and the replication thread, which waits for them too
   if (cluster_ != nullptr) cluster_->Stop();
+  master_->Stop();      // the replicas of ours (WAIT clients get their answer)
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
   if (config_.shutdown_checkpoint) {

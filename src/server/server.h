@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -43,6 +44,7 @@ class ClientHub;
 class Cluster;
 class ClientState;
 class PubSub;
+class Master;
 class Replica;
 class Tracking;
 struct RemoteCommand;
@@ -80,6 +82,7 @@ class Server : public RequestHandler {
   ClientHub& client_hub() { return *hub_; }         // CLIENT PAUSE/KILL, MONITOR, limits
   PubSub& pubsub() { return *pubsub_; }             // channel registry (pubsub/pubsub.h)
   Replica& replica() { return *replica_; }          // REPLICAOF state (replication/replica.h)
+  Master& master() { return *master_; }             // serving replicas (replication/master.h)
   Tracking& tracking() { return *tracking_; }       // client-side caching (tracking/tracking.h)
   Cluster* cluster() { return cluster_.get(); }     // null unless cluster-enabled (cluster.h)
 
@@ -125,8 +128,12 @@ class Server : public RequestHandler {
   Result RunAtHome(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
                    int db);
   Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
-                   int shard, int db, bool track);
+                   int shard, int db, bool track, bool propagate);
   void FinishCommand(ClientState* cl);
+  // Writes an RDB for replicas of ours at `path` (on worker 0), then done(ok).
+  void SaveForReplicas(const std::string& path, std::function<void(bool)> done);
+  // A command run at home while replication is on: its entry for the stream (propagate.h).
+  void FinishPropagation(ClientState* cl);
   static void OnHomeDone(void* arg);
   // A script just passed busy-reply-threshold: the commands queued behind its shard locks get
   // -BUSY (dispatcher.cc).
@@ -181,6 +188,7 @@ class Server : public RequestHandler {
   std::unique_ptr<ClientHub> hub_;
   std::unique_ptr<PubSub> pubsub_;
   std::unique_ptr<Replica> replica_;  // REPLICAOF (replication/replica.h)
+  std::unique_ptr<Master> master_;    // PSYNC from replicas (replication/master.h)
   std::unique_ptr<Tracking> tracking_;
   std::unique_ptr<Cluster> cluster_;  // cluster mode (cluster/cluster.h); null when off
 };

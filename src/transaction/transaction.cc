@@ -10,6 +10,7 @@
 #include "client/services.h"
 #include "commands/command_keys.h"
 #include "commands/multi_shard.h"
+#include "commands/propagate.h"
 #include "commands/shards.h"
 #include "observability/observability.h"
 #include "observability/worker_stats.h"
@@ -279,6 +280,17 @@ Task Watch(Context& ctx) {
 
 }  // namespace
 
+namespace {
+
+// Runs the handler and counts the writes it made to its store.
+Task RunCounting(Context& c, uint64_t* dirtied) {
+  const uint64_t before = c.store->stats().dirty;
+  co_await c.spec->handler(c);
+  *dirtied = c.store->stats().dirty - before;
+}
+
+}  // namespace
+
 Task RunHoldingShards(Context& exec, const CommandSpec* spec,
                       std::span<const std::string_view> argv, ReplyWriter* w) {
   const std::span<const std::string_view> client_argv = argv;  // what SLOWLOG shows
@@ -303,6 +315,13 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
   if (exec.client != nullptr && exec.client->tracking != nullptr && services.track_held) {
     services.track_held(services, *exec.shards, exec.client, *spec, argv);  // CLIENT TRACKING
   }
+  // Replication: EXEC's and a script's writes are collected for the stream (propagate.h); a
+  // script inside EXEC collects into EXEC's.
+  c.repl = exec.repl;
+  const bool collect =
+      c.repl != nullptr && c.repl->batch && repl::Propagates(*spec) && !repl::IsBatch(*spec);
+  const size_t reply_at = w->output()->size();
+  uint64_t dirtied = 0;
   if (spec->name == "monitor") {
     // Redis: a client inside EXEC expects one reply per command, so it cannot become a monitor.
     w->Error("ERR MONITOR isn't allowed for DENY BLOCKING client");
@@ -310,14 +329,31 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
     Shard* s = &exec.shards->at(shard);
     c.store = &s->store;
     w->set_error_sink(services.observability->stats.error_sink(shard));
-    co_await ShardCall(s->worker, [&c]() { return c.spec->handler(c); });
+    if (collect) {
+      co_await ShardCall(s->worker, [&c, &dirtied]() { return RunCounting(c, &dirtied); });
+    } else {
+      co_await ShardCall(s->worker, [&c]() { return c.spec->handler(c); });
+    }
   } else {
     c.store = &exec.shards->local().store;
     c.client = exec.client;
     c.server = exec.server;
     c.services = exec.services;
     w->set_error_sink(services.observability->stats.error_sink(home));
-    co_await spec->handler(c);
+    if (collect) {
+      co_await RunCounting(c, &dirtied);
+    } else {
+      co_await spec->handler(c);
+    }
+  }
+  if (collect) {
+    // A command on one shard changed data if its store's write count moved; others (keyless,
+    // across shards) if they did not fail.
+    const bool changed = shard >= 0 ? dirtied != 0 : w->errors() == errors;
+    if (changed) {
+      repl::AppendEffect(*spec, argv, c.db, c.now_ms,
+                         std::string_view(*w->output()).substr(reply_at), &c.repl->ops);
+    }
   }
   if (spec->name == "select") exec.db = c.db;  // the rest of the EXEC or script runs there
   services.worker_stats[home]->commands.Add();
@@ -382,6 +418,7 @@ Task Exec(Context& ctx) {
     ReplyWriter w(&out, ctx.client->resp);
     for (const TxState::Queued& q : queue) co_await RunQueued(ctx, q, &w);
   }
+  repl::TakeSeqBeforeUnlock(ctx);  // its writes' stream position (commands/propagate.h)
   for (int id : ids) {
     Shard* s = &shards->at(id);
     co_await ShardHop(s->worker, [s]() { s->Unlock(); });

@@ -132,20 +132,25 @@ def test_full_sync_of_every_type(spawn_server, diskless):
     assert client(master).info("stats")["sync_full"] == 1
 
 
+def ordered_writes(m, n):
+    """Keys spread over the workers and databases 0 and 3; each value depends on the order the
+    commands ran in."""
+    m3 = client_of(m, 3)
+    for i in range(n):
+        m.append(f"log{i % 7}", f"{i},")
+        m.incr(f"counter{i % 5}")
+        m3.rpush(f"l{i % 3}", i)
+        if i % 50 == 49:
+            m.delete(f"log{i % 7}")
+
+
 @pytest.mark.parametrize("threads", [1, 4])
 def test_live_writes_apply_in_order_across_databases(spawn_server, threads):
     master = spawn_master(spawn_server)
     replica = spawn_server(threads=threads)
     m = client(master)
     r = follow(replica, master)
-    m3 = client_of(m, 3)
-    # Keys spread over the workers; each value depends on the order the commands ran in.
-    for i in range(200):
-        m.append(f"log{i % 7}", f"{i},")
-        m.incr(f"counter{i % 5}")
-        m3.rpush(f"l{i % 3}", i)
-        if i % 50 == 49:
-            m.delete(f"log{i % 7}")
+    ordered_writes(m, 200)
     m.set("tmp", "v", ex=1000)
     m.expire("counter0", 5000)
     with m.pipeline(transaction=True) as p:

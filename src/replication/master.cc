@@ -1,0 +1,657 @@
+#include "replication/master.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/numbers.h"
+#include "replication/replica.h"
+#include "runtime/worker.h"
+
+namespace lavik {
+
+namespace {
+
+constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
+constexpr std::string_view kGetAck = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
+constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
+constexpr size_t kSendChunk = 256 << 10;
+// client-output-buffer-limit replica's default hard limit: a replica this far behind is dropped.
+constexpr int64_t kMaxLag = 256 << 20;
+
+std::string SelectCmd(int db) {
+  const std::string n = std::to_string(db);
+  return "*2\r\n$6\r\nSELECT\r\n$" + std::to_string(n.size()) + "\r\n" + n + "\r\n";
+}
+
+int64_t ConfigInt(const Master::Deps& deps, std::string_view name, int64_t dflt) {
+  int64_t v = dflt;
+  if (!ParseInt64(deps.config_value(name), &v)) return dflt;
+  return v;
+}
+
+}  // namespace
+
+struct Master::Slave {
+  Request req;
+  enum class State { kNew, kWaitSave, kSendRdb, kOnline, kDead } state = State::kNew;
+  bool announced = false;  // +FULLRESYNC sent (a full sync waits for its RDB)
+  std::string out;         // control bytes before anything else
+  int64_t sent = 0;        // the stream's last offset sent
+  int rdb_fd = -1;
+  uint64_t rdb_len = 0, rdb_sent = 0;
+  std::string chunk;  // RDB bytes read but not yet sent
+  size_t chunk_at = 0;
+  int64_t ack = 0;
+  int64_t ack_ms = 0;
+  int64_t newline_ms = 0;
+  bool want_out = false;  // the socket was full: wait for POLLOUT
+
+  ~Slave() {
+    if (req.fd >= 0) close(req.fd);
+    if (rdb_fd >= 0) close(rdb_fd);
+  }
+  std::string Name() const { return req.ip + ":" + std::to_string(req.port); }
+  std::string_view StateName() const {
+    switch (state) {
+      case State::kNew:
+      case State::kWaitSave:
+        return "wait_bgsave";
+      case State::kSendRdb:
+        return "send_bulk";
+      default:
+        return "online";
+    }
+  }
+};
+
+Master* Master::instance_ = nullptr;
+
+Master::Master(Deps deps) : deps_(std::move(deps)) { instance_ = this; }
+
+Master::~Master() {
+  Stop();
+  if (instance_ == this) instance_ = nullptr;
+}
+
+void Master::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  Wake();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Waiter* w : waiters_) w->home->Post(w);  // WAIT answers what it has
+  waiters_.clear();
+  slaves_.clear();
+  if (wake_fd_ >= 0) close(wake_fd_);
+  wake_fd_ = -1;
+}
+
+void Master::WakeThunk() {
+  if (instance_ != nullptr) instance_->Wake();
+}
+
+void Master::Wake() {
+  const int fd = wake_fd_;
+  if (fd >= 0) {
+    const uint64_t one = 1;
+    ssize_t n = write(fd, &one, sizeof(one));
+    (void)n;
+  }
+}
+
+void Master::EnsureThread() {  // under mu_
+  if (thread_.joinable() || stop_) return;
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Master::Attach(Request r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_) {
+    close(r.fd);
+    return;
+  }
+  auto s = std::make_unique<Slave>();
+  s->req = std::move(r);
+  s->ack_ms = NowMs();
+  slaves_.push_back(std::move(s));
+  EnsureThread();
+  Wake();
+}
+
+void Master::Detach(uint64_t client_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& s : slaves_) {
+    if (s->req.client_id == client_id && s->state != Slave::State::kDead) {
+      LogNotice("Connection with replica " + s->Name() + " lost.");
+      s->state = Slave::State::kDead;
+    }
+  }
+  Wake();
+}
+
+void Master::ConfigChanged() {
+  std::lock_guard<std::mutex> lock(mu_);
+  EnsureThread();  // min-replicas-to-write is counted by the thread
+  Wake();
+}
+
+void Master::Ack(uint64_t client_id, int64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& s : slaves_) {
+    if (s->req.client_id != client_id) continue;
+    if (offset > s->ack) s->ack = offset;
+    s->ack_ms = NowMs();
+  }
+  if (!waiters_.empty()) Wake();
+}
+
+void Master::Feed(int64_t offset_before, std::span<const std::string_view> args, size_t bytes) {
+  // The command as the master sent it: Redis masters write RESP arrays. Anything else (an
+  // inline command) is replaced by as many newlines, which a replica skips, so offsets match.
+  std::string resp = repl::Resp(args);
+  if (resp.size() != bytes) resp.assign(bytes, '\n');
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!backlog_) {
+    // As a Redis replica, the first command from our master creates the backlog: a replica of
+    // ours, or one of our master's after we are promoted, can then continue from it (PSYNC2).
+    backlog_ = true;
+    backlog_on_ = true;
+    buf_.clear();
+    first_ = offset_before + 1;
+    end_ = offset_before;
+    merged_end_ = end_;
+    // Our own writes go to the stream once we are promoted.
+    if (!repl::On()) repl::Activate(&Master::WakeThunk);
+    EnsureThread();
+  }
+  cur_db_ = -1;  // our master's SELECTs are in the bytes: after a promotion, select again
+  if (end_ != offset_before) {
+    // A new history (a full sync from our master): our replicas must sync again.
+    buf_.clear();
+    first_ = offset_before + 1;
+    end_ = offset_before;
+    for (auto& s : slaves_) Drop(*s, "our master's history changed (full sync)");
+  }
+  buf_.append(resp);
+  end_ += static_cast<int64_t>(resp.size());
+  Wake();
+}
+
+bool Master::AddWaiter(Waiter* w, bool may_block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  w->seq = repl::LastSeq();
+  w->offset = -1;
+  // Every write made so far is in the backlog once the merge has passed it.
+  const int64_t target = (backlog_ && next_seq_ > w->seq) ? merged_end_ : -1;
+  int64_t count = 0;
+  for (auto& s : slaves_) {
+    if (s->state == Slave::State::kOnline && target >= 0 && s->ack >= target) ++count;
+  }
+  if (target >= 0 && w->seq == 0) {
+    // No write since the start: every online replica counts (Redis compares with offset 0).
+    count = 0;
+    for (auto& s : slaves_) count += s->state == Slave::State::kOnline ? 1 : 0;
+  }
+  if (count >= w->need || !may_block || stop_) {
+    w->count = count;
+    return true;
+  }
+  if (!backlog_ && w->seq == 0) {
+    w->count = 0;  // no replica ever: nothing can acknowledge; the timeout answers
+  }
+  waiters_.push_back(w);
+  want_ack_ = true;
+  EnsureThread();
+  Wake();
+  return false;
+}
+
+int64_t Master::HistLen() const {
+  if (!backlog_) return 0;
+  return std::min<int64_t>(end_ - first_ + 1, size_);
+}
+
+int64_t Master::EndOffset() const { return end_; }
+
+void Master::Append(std::string_view bytes) {
+  buf_.append(bytes);
+  end_ += static_cast<int64_t>(bytes.size());
+  deps_.replica->AdvanceOffset(static_cast<int64_t>(bytes.size()));
+}
+
+void Master::AppendEntry(const repl::Entry& e) {
+  if (e.ops.empty()) return;
+  auto select = [this](int db) {
+    if (db >= 0 && db != cur_db_) {
+      Append(SelectCmd(db));
+      cur_db_ = db;
+    }
+  };
+  if (e.ops.size() == 1) {
+    select(e.ops[0].db);
+    Append(e.ops[0].resp);
+    return;
+  }
+  select(e.ops[0].db);  // as Redis: the SELECT goes before MULTI
+  Append(kMulti);
+  for (const ReplOp& op : e.ops) {
+    select(op.db);
+    Append(op.resp);
+  }
+  Append(kExec);
+}
+
+void Master::Merge() {
+  drained_.clear();
+  repl::Drain(&drained_);
+  const bool following = deps_.replica->following();
+  // Mostly in order already (each log is, but for commands that took their number before
+  // releasing locks): sorted, they go straight to the backlog; the rest waits in pending_.
+  std::sort(drained_.begin(), drained_.end(),
+            [](const repl::Entry& a, const repl::Entry& b) { return a.seq < b.seq; });
+  for (repl::Entry& e : drained_) {
+    if (e.seq == next_seq_ && pending_.empty()) {
+      if (!following && backlog_) {
+        AppendEntry(e);
+        merged_end_ = end_;
+      }
+      ++next_seq_;
+      continue;
+    }
+    pending_.emplace(e.seq, std::move(e.ops));
+  }
+  while (!pending_.empty() && pending_.begin()->first == next_seq_) {
+    if (!following && backlog_) {
+      repl::Entry e{next_seq_, std::move(pending_.begin()->second)};
+      AppendEntry(e);
+      merged_end_ = end_;
+    }
+    pending_.erase(pending_.begin());
+    ++next_seq_;
+  }
+  // The first RDB waits a moment after propagation turned on: a write that started before it
+  // (and so is not propagated) has finished by then, and the walk sees it.
+  if (save_ == SaveState::kWaitMerge && next_seq_ > save_seq_ && NowMs() - activated_ms_ >= 50) {
+    // Every write numbered up to save_seq_ is in the stream before this point, and in the data
+    // the RDB walk reads: the replicas' stream starts here.
+    save_offset_ = end_;
+    cur_db_ = -1;  // as Redis: the next command is preceded by a SELECT
+    save_ = SaveState::kRunning;
+    const Replica::History h = deps_.replica->history();
+    for (auto& s : slaves_) {
+      if (s->state != Slave::State::kWaitSave || s->announced) continue;
+      s->announced = true;
+      s->sent = save_offset_;
+      if (s->req.psync) {
+        s->out += "+FULLRESYNC " + h.replid + " " + std::to_string(save_offset_) + "\r\n";
+      }
+    }
+    save_result_ = -1;
+    save_path_ = deps_.rdb_dir() + "/temp-repl-" + std::to_string(getpid()) + ".rdb";
+    LogNotice("Starting BGSAVE for SYNC with target: disk");
+    deps_.save_rdb(save_path_, [this](bool ok) {
+      save_result_ = ok ? 1 : 0;
+      Wake();
+    });
+  }
+}
+
+void Master::Answer(Slave& s) {
+  const int64_t now = NowMs();
+  s.ack_ms = now;
+  if (!backlog_) {
+    // The first replica: a backlog, and a new history name (Redis's changeReplicationId and
+    // clearReplicationId2: there is no past history a replica could continue). A replica of a
+    // master keeps its master's history: the backlog fills with its stream (Feed).
+    if (!deps_.replica->following()) deps_.replica->NewHistory();
+    backlog_ = true;
+    backlog_on_ = true;
+    end_ = deps_.replica->history().offset;
+    merged_end_ = end_;
+    first_ = end_ + 1;
+    buf_.clear();
+    cur_db_ = -1;
+    activated_ms_ = now;
+  }
+  if (!repl::On()) repl::Activate(&Master::WakeThunk);
+  const Replica::History h = deps_.replica->history();
+  const int64_t visible_first = end_ - HistLen() + 1;
+  const int64_t want = s.req.offset;
+  const bool same_history =
+      s.req.replid == h.replid || (s.req.replid == h.replid2 && want <= h.second_offset);
+  if (s.req.psync && same_history && want >= visible_first && want <= end_ + 1) {
+    s.out += s.req.psync2 ? "+CONTINUE " + h.replid + "\r\n" : "+CONTINUE\r\n";
+    s.sent = want - 1;
+    s.state = Slave::State::kOnline;
+    ++sync_partial_ok;
+    LogNotice("Partial resynchronization request from " + s.Name() + " accepted. Sending " +
+              std::to_string(end_ - want + 1) + " bytes of backlog starting from offset " +
+              std::to_string(want) + ".");
+    return;
+  }
+  ++sync_full;
+  if (s.req.psync && s.req.replid != "?") {
+    ++sync_partial_err;
+    LogNotice("Partial resynchronization not accepted for " + s.Name() + ": replid " +
+              s.req.replid + " offset " + std::to_string(want));
+  } else {
+    LogNotice("Replica " + s.Name() + " asks for synchronization");
+  }
+  s.state = Slave::State::kWaitSave;
+  const Replica::History now_h = deps_.replica->history();
+  if (save_ == SaveState::kRunning) {
+    // Joins the RDB being written: its stream starts where that RDB's does.
+    s.announced = true;
+    s.sent = save_offset_;
+    if (s.req.psync) {
+      s.out += "+FULLRESYNC " + now_h.replid + " " + std::to_string(save_offset_) + "\r\n";
+    }
+  } else if (save_ == SaveState::kNone) {
+    save_ = SaveState::kWaitMerge;
+    save_seq_ = repl::LastSeq();
+  }
+}
+
+void Master::Drop(Slave& s, const std::string& why) {
+  if (s.state == Slave::State::kDead) return;
+  LogWarning("Disconnecting replica " + s.Name() + ": " + why);
+  s.state = Slave::State::kDead;
+  // Ends its connection on the worker too (the recv there completes), so its client goes.
+  if (s.req.fd >= 0) shutdown(s.req.fd, SHUT_RDWR);
+}
+
+// Sends what the replica is owed, without blocking. False on a hard error (dropped).
+void Master::Handle(Slave& s, int64_t now_ms) {
+  auto send_some = [&](std::string_view b, size_t* sent) -> bool {
+    while (!b.empty()) {
+      const ssize_t n =
+          send(s.req.fd, b.data(), std::min(b.size(), kSendChunk), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        s.want_out = true;
+        return true;
+      }
+      if (n <= 0) {
+        Drop(s, std::string("write error: ") + std::strerror(errno));
+        return false;
+      }
+      *sent += static_cast<size_t>(n);
+      b.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  };
+  s.want_out = false;
+  if (s.state == Slave::State::kNew) Answer(s);
+  if (!s.out.empty()) {
+    size_t n = 0;
+    if (!send_some(s.out, &n)) return;
+    s.out.erase(0, n);
+    if (!s.out.empty()) return;
+  }
+  if (s.state == Slave::State::kWaitSave) {
+    if (s.announced && now_ms - s.newline_ms >= 1000) {  // keep-alive while the RDB is made
+      s.newline_ms = now_ms;
+      s.out = "\n";
+    }
+    return;
+  }
+  if (s.state == Slave::State::kSendRdb) {
+    while (s.rdb_sent < s.rdb_len) {
+      if (s.chunk_at >= s.chunk.size()) {
+        s.chunk.resize(std::min<uint64_t>(kSendChunk, s.rdb_len - s.rdb_sent));
+        const ssize_t r =
+            pread(s.rdb_fd, s.chunk.data(), s.chunk.size(), static_cast<off_t>(s.rdb_sent));
+        if (r <= 0) {
+          Drop(s, "can't read the RDB file");
+          return;
+        }
+        s.chunk.resize(static_cast<size_t>(r));
+        s.chunk_at = 0;
+      }
+      size_t n = 0;
+      const bool ok = send_some(std::string_view(s.chunk).substr(s.chunk_at), &n);
+      s.chunk_at += n;
+      s.rdb_sent += n;
+      if (!ok || s.want_out) return;
+    }
+    close(s.rdb_fd);
+    s.rdb_fd = -1;
+    s.chunk = std::string();
+    s.state = Slave::State::kOnline;
+    s.ack_ms = now_ms;
+    LogNotice("Synchronization with replica " + s.Name() + " succeeded");
+  }
+  if (s.state != Slave::State::kOnline) return;
+  if (s.sent + 1 < first_) {
+    Drop(s, "the backlog no longer holds what it needs");
+    return;
+  }
+  if (end_ - s.sent > kMaxLag) {
+    Drop(s, "scheduled to be closed ASAP for overcoming of output buffer limits");
+    return;
+  }
+  while (s.sent < end_) {
+    const size_t from = static_cast<size_t>(s.sent + 1 - first_);
+    const size_t len = static_cast<size_t>(end_ - s.sent);
+    size_t n = 0;
+    const bool ok = send_some(std::string_view(buf_).substr(from, std::min(len, kSendChunk)), &n);
+    s.sent += static_cast<int64_t>(n);
+    if (!ok || s.want_out) return;
+  }
+}
+
+void Master::SaveDone(bool ok) {
+  save_ = SaveState::kNone;
+  int fd = -1;
+  uint64_t len = 0;
+  if (ok) {
+    fd = open(save_path_.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd >= 0 && fstat(fd, &st) == 0) len = static_cast<uint64_t>(st.st_size);
+  }
+  unlink(save_path_.c_str());
+  if (fd < 0) {
+    LogWarning("BGSAVE for SYNC failed: the replicas waiting for it are dropped");
+  } else {
+    LogNotice("Background RDB transfer started (" + std::to_string(len) + " bytes)");
+  }
+  for (auto& s : slaves_) {
+    if (s->state != Slave::State::kWaitSave || !s->announced) continue;
+    if (fd < 0) {
+      Drop(*s, "BGSAVE failed");
+      continue;
+    }
+    s->rdb_fd = dup(fd);
+    s->rdb_len = len;
+    s->rdb_sent = 0;
+    s->chunk.clear();
+    s->chunk_at = 0;
+    s->out += "$" + std::to_string(len) + "\r\n";
+    s->state = Slave::State::kSendRdb;
+  }
+  if (fd >= 0) close(fd);
+  // Replicas that came while it ran, too late to share it, get the next one.
+  for (auto& s : slaves_) {
+    if (s->state == Slave::State::kWaitSave && !s->announced && save_ == SaveState::kNone) {
+      save_ = SaveState::kWaitMerge;
+      save_seq_ = repl::LastSeq();
+    }
+  }
+}
+
+void Master::Trim() {
+  if (!backlog_) return;
+  int64_t keep = std::max(first_, end_ - size_ + 1);
+  for (auto& s : slaves_) {
+    if (s->state == Slave::State::kDead || (s->state == Slave::State::kWaitSave && !s->announced) ||
+        s->state == Slave::State::kNew) {
+      continue;
+    }
+    keep = std::min(keep, s->sent + 1);
+  }
+  const int64_t dead = keep - first_;
+  if (dead > 0 && (dead >= (1 << 20) || dead * 2 >= static_cast<int64_t>(buf_.size()))) {
+    buf_.erase(0, static_cast<size_t>(dead));
+    first_ = keep;
+  }
+}
+
+void Master::CheckWaiters(int64_t now_ms) {
+  for (size_t i = 0; i < waiters_.size();) {
+    Waiter* w = waiters_[i];
+    if (w->offset < 0 && next_seq_ > w->seq) w->offset = w->seq == 0 ? 0 : merged_end_;
+    int64_t count = 0;
+    if (w->offset >= 0) {
+      for (auto& s : slaves_) {
+        if (s->state == Slave::State::kOnline && s->ack >= w->offset) ++count;
+      }
+    }
+    w->count = count;
+    if (count >= w->need || (w->deadline_ms != 0 && now_ms >= w->deadline_ms)) {
+      waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
+      w->home->Post(w);
+      continue;
+    }
+    ++i;
+  }
+}
+
+void Master::Cron(int64_t now_ms) {
+  size_ = std::max<int64_t>(ConfigInt(deps_, "repl-backlog-size", 1 << 20), 1);
+  const bool following = deps_.replica->following();
+  if (following) {
+    // A master of ours now: our replicas follow its history through us (they sync again).
+    refuse_writes_ = false;
+    return;
+  }
+  const int64_t min_write = ConfigInt(deps_, "min-replicas-to-write", 0);
+  const int64_t max_lag = ConfigInt(deps_, "min-replicas-max-lag", 10);
+  if (!backlog_) {
+    refuse_writes_ = min_write > 0 && max_lag > 0;
+    return;
+  }
+  const int64_t period_ms = ConfigInt(deps_, "repl-ping-replica-period", 10) * 1000;
+  if (!slaves_.empty() && now_ms - last_ping_ms_ >= period_ms) {
+    last_ping_ms_ = now_ms;
+    Append(kPing);
+  }
+  if (want_ack_) {
+    want_ack_ = false;
+    Append(kGetAck);
+  }
+  const int64_t timeout_ms = ConfigInt(deps_, "repl-timeout", 60) * 1000;
+  int64_t good = 0;
+  for (auto& s : slaves_) {
+    if (s->state != Slave::State::kOnline) continue;
+    if (now_ms - s->ack_ms > timeout_ms) {
+      Drop(*s, "timeout (streaming sync)");
+      continue;
+    }
+    if ((now_ms - s->ack_ms) / 1000 <= max_lag) ++good;
+  }
+  refuse_writes_ = min_write > 0 && max_lag > 0 && good < min_write;
+}
+
+void Master::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  bool busy = false;
+  while (!stop_) {
+    const int64_t now = NowMs();
+    Merge();
+    Cron(now);
+    if (save_ == SaveState::kRunning && save_result_.load() >= 0) SaveDone(save_result_ == 1);
+    for (auto& s : slaves_) {
+      if (s->state != Slave::State::kDead) Handle(*s, now);
+    }
+    std::erase_if(slaves_, [](const auto& s) { return s->state == Slave::State::kDead; });
+    CheckWaiters(now);
+    Trim();
+
+    std::vector<pollfd> fds;
+    fds.push_back(pollfd{wake_fd_, POLLIN, 0});
+    bool owed = false;
+    for (auto& s : slaves_) {
+      if (s->want_out) fds.push_back(pollfd{s->req.fd, POLLOUT, 0});
+      owed = owed || (s->state == Slave::State::kOnline && s->sent < end_ && !s->want_out);
+    }
+    int timeout = 100;
+    for (Waiter* w : waiters_) {
+      if (w->deadline_ms != 0)
+        timeout = static_cast<int>(std::clamp<int64_t>(w->deadline_ms - now, 0, timeout));
+    }
+    if (owed) timeout = 0;
+    // After a round that moved entries, sleep a millisecond without asking to be woken: under a
+    // write load the workers then never pay for a wake-up. Idle, the first push wakes us.
+    if (busy && timeout > 1) timeout = 1;
+    if (!busy) {
+      repl::WantWake();
+    }
+    const size_t before = next_seq_;
+    lock.unlock();
+    poll(fds.data(), fds.size(), timeout);
+    uint64_t v;
+    while (read(wake_fd_, &v, sizeof(v)) > 0) {
+    }
+    lock.lock();
+    busy = next_seq_ != before || !drained_.empty();
+  }
+}
+
+void Master::AppendSlaves(std::string* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now_s = NowMs() / 1000;
+  out->append("connected_slaves:" + std::to_string(slaves_.size()) + "\r\n");
+  int i = 0;
+  for (auto& s : slaves_) {
+    out->append("slave" + std::to_string(i++) + ":ip=" + s->req.ip +
+                ",port=" + std::to_string(s->req.port) + ",state=" + std::string(s->StateName()) +
+                ",offset=" + std::to_string(s->ack) +
+                ",lag=" + std::to_string(now_s - s->ack_ms / 1000) + "\r\n");
+  }
+}
+
+void Master::AppendBacklog(std::string* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t size = std::max<int64_t>(ConfigInt(deps_, "repl-backlog-size", 1 << 20), 1);
+  const int64_t hist = backlog_ ? std::min<int64_t>(end_ - first_ + 1, size) : 0;
+  out->append("repl_backlog_active:" + std::to_string(backlog_ ? 1 : 0) + "\r\n");
+  out->append("repl_backlog_size:" + std::to_string(size) + "\r\n");
+  out->append("repl_backlog_first_byte_offset:" + std::to_string(backlog_ ? end_ - hist + 1 : 0) +
+              "\r\n");
+  out->append("repl_backlog_histlen:" + std::to_string(hist) + "\r\n");
+}
+
+void Master::WriteReplicas(ReplyWriter& w) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t online = 0;
+  for (auto& s : slaves_) online += s->state == Slave::State::kOnline ? 1 : 0;
+  w.Array(online);
+  for (auto& s : slaves_) {
+    if (s->state != Slave::State::kOnline) continue;
+    w.Array(3);
+    w.Bulk(s->req.ip);
+    w.Bulk(std::to_string(s->req.port));
+    w.Bulk(std::to_string(s->ack));
+  }
+}
+
+size_t Master::replica_count() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slaves_.size();
+}
+
+}  // namespace lavik

@@ -1,0 +1,163 @@
+// Master: Lavik serving replicas — the master side of Redis 7.0's replication protocol
+// (doc/replication.md, "Lavik as a master").
+//
+// A replica's PSYNC (or SYNC) runs on its connection's worker, which hands the connection here
+// (Attach): the connection stays on its worker, listed as a replica (CLIENT LIST flag S, CLIENT
+// KILL TYPE replica) and reading what the replica sends (REPLCONF ACK), while this object's
+// thread writes to a duplicate of its socket: +FULLRESYNC <replid> <offset> and the RDB
+// ($<len>, a file the server writes like BGSAVE, without stopping the workers), or +CONTINUE
+// and the missing bytes from the backlog, then the command stream.
+//
+// The stream: the workers' write effects (commands/propagate.h) carry a global sequence number;
+// the thread drains the per-worker logs, orders the entries by number, and appends them to the
+// backlog (SELECT when the database changes, MULTI/EXEC around an entry of several commands,
+// PING every repl-ping-replica-period, REPLCONF GETACK * for WAIT). While Lavik itself follows
+// a master, the backlog is fed instead with the master's stream as applied (Feed), so a replica
+// of ours gets the same history (replid and offsets), and continues after a promotion (PSYNC2).
+//
+// Thread safety: every public method from any thread (one mutex); the thread does the I/O.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "commands/propagate.h"
+#include "protocol/reply_writer.h"
+#include "runtime/mailbox.h"
+
+namespace lavik {
+
+class Replica;
+class Worker;
+
+class Master {
+ public:
+  struct Deps {
+    Replica* replica = nullptr;  // the process's replication identity (replid, offset)
+    std::function<std::string(std::string_view)> config_value;
+    // Writes an RDB of every database to `path` in the background; done(ok) from any thread.
+    std::function<void(const std::string& path, std::function<void(bool)> done)> save_rdb;
+    std::function<std::string()> rdb_dir;  // where that file goes (CONFIG dir)
+  };
+  explicit Master(Deps deps);
+  ~Master();
+  void Stop();
+
+  struct Request {
+    uint64_t client_id = 0;
+    int fd = -1;          // a duplicate of the connection's socket; the Master owns it
+    std::string ip;       // the peer's address, or REPLCONF ip-address
+    int port = 0;         // REPLCONF listening-port
+    bool psync = true;    // false: the old SYNC (no +FULLRESYNC line)
+    bool psync2 = false;  // capa psync2: +CONTINUE names the replid
+    std::string replid;   // PSYNC's arguments
+    int64_t offset = -1;
+  };
+  // A PSYNC/SYNC: the thread answers it. From the connection's worker.
+  void Attach(Request r);
+  // The replica's connection closed (its client freed).
+  void Detach(uint64_t client_id);
+  // min-replicas-to-write / -max-lag changed (or set at start-up).
+  void ConfigChanged();
+  // REPLCONF ACK <offset> from a replica's connection.
+  void Ack(uint64_t client_id, int64_t offset);
+
+  // While following a master: one command of its stream as applied (`bytes` long in the
+  // stream), `offset_before` the offset before it. Nothing (one relaxed load) until a replica
+  // of ours attached.
+  void Feed(int64_t offset_before, std::span<const std::string_view> args, size_t bytes);
+
+  // min-replicas-to-write: writes are refused (-NOREPLICAS) while this is true.
+  bool refuses_writes() const { return refuse_writes_.load(std::memory_order_relaxed); }
+
+  // INFO replication: connected_slaves and the slaveN lines; then the backlog fields.
+  void AppendSlaves(std::string* out);
+  void AppendBacklog(std::string* out);
+  void WriteReplicas(ReplyWriter& w);  // ROLE's third element
+  size_t replica_count();
+  // INFO stats: sync_full, sync_partial_ok, sync_partial_err.
+  std::atomic<int64_t> sync_full{0}, sync_partial_ok{0}, sync_partial_err{0};
+
+  // WAIT: posted back to `home` once `need` replicas acknowledged every write made before it
+  // (seq), or at `deadline_ms` (0: none), with the number that did in `count`.
+  struct Waiter : MailboxItem {
+    Worker* home = nullptr;
+    int64_t need = 0;
+    int64_t deadline_ms = 0;
+    uint64_t seq = 0;
+    int64_t offset = -1;  // the stream offset of seq, once merged
+    int64_t count = 0;
+  };
+  // True (w->count set) if answered at once: enough replicas, or !may_block (inside MULTI).
+  bool AddWaiter(Waiter* w, bool may_block);
+
+ private:
+  struct Slave;
+  enum class SaveState { kNone, kWaitMerge, kRunning };
+
+  void EnsureThread();
+  void Loop();
+  void Merge();                         // drain the workers' logs into the backlog
+  void Append(std::string_view bytes);  // to the backlog, advancing the offset
+  void AppendEntry(const repl::Entry& e);
+  void Handle(Slave& s, int64_t now_ms);  // one replica's I/O
+  void Answer(Slave& s);                  // PSYNC/SYNC's reply
+  void StartSave();
+  void SaveDone(bool ok);
+  void Trim();
+  void Drop(Slave& s, const std::string& why);
+  void CheckWaiters(int64_t now_ms);
+  void Cron(int64_t now_ms);
+  void Wake();
+  static void WakeThunk();
+  int64_t EndOffset() const;  // the backlog's last byte (= master_repl_offset)
+  int64_t HistLen() const;
+
+  Deps deps_;
+  std::mutex mu_;
+  std::thread thread_;
+  bool stop_ = false;
+  int wake_fd_ = -1;
+  std::vector<std::unique_ptr<Slave>> slaves_;
+  std::vector<Waiter*> waiters_;
+
+  // Backlog: the bytes from offset first_ (buf_[0]) to the end of the stream.
+  bool backlog_ = false;
+  std::atomic<bool> backlog_on_{false};  // backlog_, for Feed's test without the lock
+  std::string buf_;
+  int64_t first_ = 1;
+  int64_t end_ = 0;         // the offset of the last byte (master_repl_offset)
+  int64_t merged_end_ = 0;  // end_ after the last write merged (PING and GETACK come after)
+  int64_t size_ = 1 << 20;  // repl-backlog-size
+  int cur_db_ = -1;         // the stream's database (-1: a SELECT goes first)
+
+  // Ordering the workers' entries.
+  uint64_t next_seq_ = 1;
+  std::map<uint64_t, std::vector<ReplOp>> pending_;
+  std::vector<repl::Entry> drained_;
+
+  // Full sync: one RDB at a time, shared by the replicas that wait for it.
+  SaveState save_ = SaveState::kNone;
+  uint64_t save_seq_ = 0;
+  int64_t save_offset_ = 0;
+  std::string save_path_;
+  std::atomic<int> save_result_{-1};  // -1 running, 0 failed, 1 done
+  int64_t activated_ms_ = 0;
+
+  int64_t last_ping_ms_ = 0;
+  bool want_ack_ = false;
+  std::atomic<bool> refuse_writes_{false};
+  static Master* instance_;
+};
+
+}  // namespace lavik
