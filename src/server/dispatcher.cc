@@ -111,6 +111,17 @@ bool RemoteCommand::RejectIfBusy(RemoteCommand* m) {
 
 namespace {
 
+// Refused by a replica that does not serve stale data: a command without the `stale` flag, or
+// an EXEC whose queue holds one (as Redis's is_denystale_command).
+bool DeniedWhileStale(const CommandSpec& spec, const ClientState* cl) {
+  if (!(spec.flags & kCmdStale)) return true;
+  if (spec.name != "exec" || cl->tx == nullptr) return false;
+  for (const TxState::Queued& q : cl->tx->queue) {
+    if (!(q.spec->flags & kCmdStale)) return true;
+  }
+  return false;
+}
+
 // Runs on each worker once a script turns busy: its shard's queued commands get -BUSY, and
 // scripts waiting for its lock give up with it (they retry the lock, which sees the busy state).
 struct BusySweep : MailboxItem {
@@ -242,6 +253,11 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
   if ((spec->flags & kCmdWrite) && !cl->master && replica_->read_only()) {
     obs_->CommandRejected(c.worker()->id(), spec);
     w.Error(kErrReadOnlyReplica);
+    return Result::kDone;
+  }
+  if (replica_->refuses_stale() && !cl->master && DeniedWhileStale(*spec, cl)) {
+    obs_->CommandRejected(c.worker()->id(), spec);  // replica-serve-stale-data no, link down
+    w.Error(kErrMasterDown);
     return Result::kDone;
   }
   if (!(spec->flags & kCmdLoading) && replica_->loading()) {  // a replica's full sync

@@ -82,7 +82,9 @@ class Server : public RequestHandler {
   Tracking& tracking() { return *tracking_; }       // client-side caching (tracking/tracking.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
-  Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
+  // local_client: a loopback or unix-socket client (enable-protected-configs local).
+  Status ConfigSet(std::vector<std::pair<std::string, std::string>> params,
+                   bool local_client = false);
   void ConfigGet(std::span<const std::string_view> patterns,
                  std::vector<std::pair<std::string, std::string>>* out);
   std::string ConfigValue(std::string_view name);  // one parameter's value ("" if unknown)
