@@ -25,6 +25,31 @@ CommandTable::CommandTable(std::span<const std::span<const CommandSpec>> familie
       all_.push_back(&spec);
     }
   }
+  by_original_name_ = by_name_;
+}
+
+const CommandSpec* CommandTable::FindOriginal(std::string_view name) const {
+  auto it = by_original_name_.find(name);
+  return it == by_original_name_.end() ? nullptr : it->second;
+}
+
+std::string CommandTable::Rename(std::string_view from, std::string_view to) {
+  char buf[64];
+  std::string_view lower;
+  auto it = Lower(from, buf, sizeof(buf), &lower) ? by_name_.find(lower) : by_name_.end();
+  if (it == by_name_.end()) return "No such command in rename-command";
+  const CommandSpec* spec = it->second;
+  if (to.empty()) {
+    by_name_.erase(it);
+    std::erase(all_, spec);
+    return {};
+  }
+  std::string name(to);
+  for (char& c : name) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+  if (by_name_.count(name) != 0) return "Target command name already exists";
+  by_name_.erase(it);
+  by_name_.emplace(new_names_.emplace_back(std::move(name)), spec);
+  return {};
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {

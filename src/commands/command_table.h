@@ -2,7 +2,9 @@
 // start-up from the families' tables (plain data); read-only afterwards, so any thread may use it.
 #pragma once
 
+#include <deque>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -18,6 +20,12 @@ class CommandTable {
 
   // nullptr if no such command (the caller replies "unknown command").
   const CommandSpec* Find(std::string_view name) const;
+  // By the name it was registered under, whatever rename-command did (for the server's own
+  // uses, such as the replica's FLUSHALL before a full sync).
+  const CommandSpec* FindOriginal(std::string_view name) const;
+  // rename-command from to, at start-up before any lookup from another thread: `to` empty
+  // disables the command (COMMAND no longer lists it). The error is the reason, or "".
+  std::string Rename(std::string_view from, std::string_view to);
   // A container's subcommand (CLIENT SETNAME), case-insensitive; nullptr if unknown.
   static const CommandSpec* FindSubcommand(const CommandSpec& container, std::string_view name);
   // Arity check, Redis rules (positive: exact; negative: at least).
@@ -30,7 +38,9 @@ class CommandTable {
 
  private:
   std::unordered_map<std::string_view, const CommandSpec*> by_name_;
+  std::unordered_map<std::string_view, const CommandSpec*> by_original_name_;
   std::vector<const CommandSpec*> all_;
+  std::deque<std::string> new_names_;  // the keys of renamed entries in by_name_
 };
 
 }  // namespace lavik

@@ -405,8 +405,11 @@ std::string ApplyConfigFile(const std::string& path, Config* config) {
       bool append = name == "save" && saw_save;
       saw_save = saw_save || name == "save";
       err = ApplyParameter(name, JoinWords(words, 1), where, append, config);
-    } else if (name == "include" || name == "rename-command" || name == "user" ||
-               name == "loadmodule" || name == "sentinel") {
+    } else if (name == "rename-command") {
+      // Applied to the command table by the server (Server::Run), which knows the commands.
+      if (nvalues != 2) return where + ": expected a command name and its new name";
+      config->renamed_commands.emplace_back(words[1], words[2]);
+    } else if (name == "include" || name == "user" || name == "loadmodule" || name == "sentinel") {
       err = where_line + "directive " + Quoted(name) + " is not supported";
     } else {
       err = where_line + "unknown directive " + Quoted(words[0]);

@@ -57,6 +57,8 @@ struct Config {
   // Other registry parameters from the file or command line, by canonical
   // name, each value already normalized; later entries replace earlier ones.
   std::vector<std::pair<std::string, std::string>> extra_params;
+  // rename-command lines of the config file, in order: (command, new name or "" to disable).
+  std::vector<std::pair<std::string, std::string>> renamed_commands;
 };
 
 // Number of CPUs in this process's affinity mask (sched_getaffinity), clamped

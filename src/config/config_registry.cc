@@ -22,7 +22,7 @@ enum class Type : uint8_t { kBool, kInt, kMemory, kEnum, kString, kSpecial };
 
 // Parameter flags.
 constexpr uint8_t kImmutable = 1;  // CONFIG SET refuses; only start-up may write
-constexpr uint8_t kProtected = 2;  // refused while enable-protected-configs is "no" (always)
+constexpr uint8_t kProtected = 2;  // refused unless enable-protected-configs allows it
 constexpr uint8_t kSensitive = 4;  // value is a secret
 constexpr uint8_t kHidden = 8;     // CONFIG GET finds it by exact name only
 
@@ -421,8 +421,13 @@ Status ConfigRegistry::SetInitial(std::string_view name, std::string_view value)
   return s;
 }
 
-Status ConfigRegistry::Set(const std::vector<std::pair<std::string, std::string>>& params) {
+Status ConfigRegistry::Set(const std::vector<std::pair<std::string, std::string>>& params,
+                           bool local_client) {
   const std::vector<NameEntry>& names = Names();
+  const std::string* protected_configs = Value("enable-protected-configs");
+  const bool allow_protected =
+      protected_configs != nullptr &&
+      (*protected_configs == "yes" || (*protected_configs == "local" && local_client));
   std::vector<const NameEntry*> entries;
   entries.reserve(params.size());
   // Pass 1, names only, as Redis: an unknown or read-only name anywhere in the
@@ -437,7 +442,9 @@ Status ConfigRegistry::Set(const std::vector<std::pair<std::string, std::string>
     const NameEntry& entry = names[index];
     uint8_t flags = kSpecs[entry.param].flags;
     if (flags & kImmutable) return SetFailed(name, "can't set immutable config");
-    if (flags & kProtected) return SetFailed(name, "can't set protected config");
+    if ((flags & kProtected) && !allow_protected) {
+      return SetFailed(name, "can't set protected config");
+    }
     for (size_t j = 0; j < i; ++j) {
       // Redis compares the names given, so a name and its alias may both appear.
       if (entries[j] == &entry) return SetFailed(name, "duplicate parameter");

@@ -60,8 +60,11 @@ class ConfigRegistry {
 
   // CONFIG SET name value [name value ...]. Returns Status::Ok() or the exact
   // Redis 7.0 error; on error nothing changed. An empty list is a no-op (the
-  // command layer rejects an odd or zero argument count itself).
-  Status Set(const std::vector<std::pair<std::string, std::string>>& params);
+  // command layer rejects an odd or zero argument count itself). Protected
+  // parameters (dir, dbfilename) are refused unless enable-protected-configs
+  // is yes, or local and `local_client` (a loopback or unix-socket client).
+  Status Set(const std::vector<std::pair<std::string, std::string>>& params,
+             bool local_client = false);
 
   // Start-up write of one parameter, for the server's own initial values: like
   // Set() but immutable and protected parameters are allowed and no hook runs.

@@ -95,6 +95,8 @@ inline constexpr std::string_view kErrOOM =
 inline constexpr std::string_view kErrOomScriptFlag =
     "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
 inline constexpr std::string_view kErrLoading = "LOADING Redis is loading the dataset in memory";
+inline constexpr std::string_view kErrMasterDown =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
 inline constexpr std::string_view kErrReadOnlyReplica =
     "READONLY You can't write against a read only replica.";
 

@@ -98,7 +98,12 @@ bool Replica::Cancelled(uint64_t gen) const { return stop_.load() || gen_.load()
 
 void Replica::SetState(State s) {
   std::lock_guard<std::mutex> lock(mu_);
+  SetStateLocked(s);
+}
+
+void Replica::SetStateLocked(State s) {
   state_ = s;
+  connected_ = s == State::kConnected;
 }
 
 std::string Replica::Follow(const std::string& host, int port) {
@@ -107,11 +112,13 @@ std::string Replica::Follow(const std::string& host, int port) {
   const bool was_replica = !host_.empty();
   host_ = host;
   port_ = port;
-  state_ = State::kConnect;
+  SetStateLocked(State::kConnect);
   down_since_s_ = 0;
-  following_ = true;
   ro_config_ = deps_.config_value("replica-read-only") != "no";
+  serve_stale_ = deps_.config_value("replica-serve-stale-data") != "no";
+  following_ = true;
   ++gen_;
+  deps_.set_replicaof(host + " " + std::to_string(port));
   LogNotice(std::string(was_replica ? "Changing" : "Connecting to") + " MASTER " + host + ":" +
             std::to_string(port));
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
@@ -132,9 +139,10 @@ void Replica::Promote() {
   if (host_.empty()) return;
   host_.clear();
   port_ = 0;
-  state_ = State::kNone;
+  SetStateLocked(State::kNone);
   following_ = false;
   ++gen_;
+  deps_.set_replicaof("no one");
   // As Redis's shiftReplicationId: a replica of ours may still continue from the old history.
   replid2_ = replid_;
   second_offset_ = offset_.load() + 1;
@@ -223,11 +231,32 @@ bool Replica::Handshake(SocketSource& src, std::string* psync_reply) {
     LogWarning("Error reply to PING from master: '" + line + "'");
     return false;
   }
-  const std::string port = std::to_string(deps_.listening_port());
+  // masterauth (with masteruser, an ACL user's) for a master with requirepass or ACL users.
+  const std::string pass = deps_.config_value("masterauth");
+  if (!pass.empty()) {
+    const std::string user = deps_.config_value("masteruser");
+    const bool asked =
+        user.empty() ? ask({"AUTH", pass}, "AUTH") : ask({"AUTH", user, pass}, "AUTH");
+    if (!asked) return false;
+    if (line[0] == '-') {
+      LogWarning("Unable to AUTH to MASTER: " + line);
+      return false;
+    }
+  }
+  // What the master shows in INFO's slaveN lines (and Sentinel connects to): replica-announce-port
+  // and replica-announce-ip when they are set.
+  std::string port = deps_.config_value("replica-announce-port");
+  if (port.empty() || port == "0") port = std::to_string(deps_.listening_port());
   if (!ask({"REPLCONF", "listening-port", port}, "REPLCONF listening-port")) return false;
   if (line[0] == '-')
-    LogNotice("(Non critical) Master does not understand REPLCONF listening-port");
+    LogNotice("(Non critical) Master does not understand REPLCONF listening-port: " + line);
+  if (const std::string ip = deps_.config_value("replica-announce-ip"); !ip.empty()) {
+    if (!ask({"REPLCONF", "ip-address", ip}, "REPLCONF ip-address")) return false;
+    if (line[0] == '-')
+      LogNotice("(Non critical) Master does not understand REPLCONF ip-address: " + line);
+  }
   if (!ask({"REPLCONF", "capa", "eof", "capa", "psync2"}, "REPLCONF capa")) return false;
+  if (line[0] == '-') LogNotice("(Non critical) Master does not understand REPLCONF capa: " + line);
   std::string id = "?", offset = "-1";
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -251,7 +280,7 @@ bool Replica::Handshake(SocketSource& src, std::string* psync_reply) {
 }
 
 bool Replica::FlushAll() {
-  const CommandSpec* spec = deps_.services->commands->Find("flushall");
+  const CommandSpec* spec = deps_.services->commands->FindOriginal("flushall");
   if (spec == nullptr) return false;
   BlockingCommand cmd;
   cmd.argv = {"FLUSHALL"};
@@ -348,12 +377,19 @@ bool Replica::FullSync(SocketSource& src, const std::string& reply) {
                "; the replica retries the sync");
     return false;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  replid_ = master_id;
-  replid2_.assign(40, '0');
-  second_offset_ = -1;
-  offset_ = master_offset;
-  synced_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    replid_ = master_id;
+    replid2_.assign(40, '0');
+    second_offset_ = -1;
+    offset_ = master_offset;
+    synced_ = true;
+  }
+  // After a diskless payload the master starts the stream only once the replica ACKs, so ACK at
+  // once, as Redis does, rather than at the next one-second ACK.
+  if (!eof_mark.empty()) {
+    src.WriteAll(RespArray({"REPLCONF", "ACK", std::to_string(master_offset)}));
+  }
   LogNotice("MASTER <-> REPLICA sync: Finished with success (" + std::to_string(report.keys) +
             " keys, " + std::to_string(report.expired) + " expired, in " +
             std::to_string(report.elapsed_ms) + " ms)");
@@ -370,7 +406,7 @@ void Replica::ServeLink(uint64_t gen, int fd, std::string leftover) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     link_closed_ = false;
-    state_ = State::kConnected;
+    SetStateLocked(State::kConnected);
   }
   auto* item = new OpenItem();
   item->self = this;

@@ -52,6 +52,9 @@ class Replica : public RequestHandler {
     std::function<void(ReplyWriter&)> write_replicas;
     std::function<void(std::string*)> info_slaves;
     std::function<void(std::string*)> info_backlog;
+    // Keeps `replicaof` (CONFIG GET, CONFIG REWRITE) on the current master: "host port", or
+    // "no one" for none.
+    std::function<void(std::string_view)> set_replicaof;
   };
   explicit Replica(Deps deps);
   ~Replica() override;
@@ -71,6 +74,14 @@ class Replica : public RequestHandler {
     return following_.load(std::memory_order_relaxed) && ro_config_.load(std::memory_order_relaxed);
   }
   void set_read_only_config(bool on) { ro_config_ = on; }  // CONFIG SET replica-read-only
+  // Commands without the `stale` flag get -MASTERDOWN: following a master whose link is not up,
+  // with replica-serve-stale-data no.
+  bool refuses_stale() const {
+    return following_.load(std::memory_order_relaxed) &&
+           !connected_.load(std::memory_order_relaxed) &&
+           !serve_stale_.load(std::memory_order_relaxed);
+  }
+  void set_serve_stale_config(bool on) { serve_stale_ = on; }  // replica-serve-stale-data
   bool following() const { return following_.load(std::memory_order_relaxed); }  // HELLO's role
   // A full sync is loading: commands without the `loading` flag get -LOADING, as in Redis.
   bool loading() const { return loading_.load(std::memory_order_relaxed); }
@@ -107,6 +118,7 @@ class Replica : public RequestHandler {
   void PostToLink(bool close);  // ACK (or close the link) on worker 0
   bool Cancelled(uint64_t gen) const;
   void SetState(State s);
+  void SetStateLocked(State s);  // mu_ held
 
   Deps deps_;
   std::thread thread_;
@@ -114,6 +126,8 @@ class Replica : public RequestHandler {
   std::atomic<uint64_t> gen_{0};  // bumped by every REPLICAOF
   std::atomic<bool> following_{false};
   std::atomic<bool> ro_config_{true};
+  std::atomic<bool> serve_stale_{true};
+  std::atomic<bool> connected_{false};  // state_ == kConnected, read without mu_
   std::atomic<bool> loading_{false};
   uint64_t stream_errors_ = 0;          // error replies to the master's commands (worker 0)
   std::atomic<int64_t> offset_{0};      // master_repl_offset: the stream's bytes processed

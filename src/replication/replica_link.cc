@@ -69,7 +69,7 @@ void Replica::OnClose(Connection& c) {
   link_ = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (state_ == State::kConnected) state_ = State::kConnect;
+    if (state_ == State::kConnected) SetStateLocked(State::kConnect);
     down_since_s_ = NowMs() / 1000;
   }
   LogNotice("Connection with master lost.");

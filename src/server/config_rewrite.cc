@@ -159,6 +159,11 @@ std::string RewriteConfigText(std::string_view old_text, const ConfigParams& par
     auto it = option_lines.find(name);
     if (it != option_lines.end()) {
       const std::vector<size_t>& at = it->second;
+      // A replica promoted to master (REPLICAOF NO ONE) loses its replicaof line, as in Redis.
+      if (name == "replicaof" && value.empty()) {
+        for (size_t i : at) lines[i].clear();
+        continue;
+      }
       lines[at[0]] = ConfigLine(name, value);
       for (size_t i = 1; i < at.size(); ++i) lines[at[i]].clear();  // orphans, as Redis
       continue;

@@ -354,7 +354,9 @@ const CommandSpec kClientSubcommands[] = {
 };
 
 const CommandSpec kConnectionCommands[] = {
-    {"ping", -1, kConn | kCmdFast, 0, 0, 0, &Ping, "@fast @connection", "connection",
+    // As Redis 7.0's PING: no `loading` or `stale` flag, so a replica answers -LOADING during a
+    // full sync and -MASTERDOWN with replica-serve-stale-data no.
+    {"ping", -1, kCmdHome | kCmdFast, 0, 0, 0, &Ping, "@fast @connection", "connection",
      "Returns the server's liveliness response.", "1.0.0"},
     {"echo", 2, kConn | kCmdFast, 0, 0, 0, &Echo, "@fast @connection", "connection",
      "Returns the given string.", "1.0.0"},
@@ -369,7 +371,7 @@ const CommandSpec kConnectionCommands[] = {
     {"monitor", 1, kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdHome, 0, 0, 0,
      &MonitorCommand, "@admin @slow @dangerous", "server",
      "Listens for all requests received by the server in real-time.", "1.0.0"},
-    {"client", -2, kConn, 0, 0, 0, nullptr, "@slow", "connection",
+    {"client", -2, kCmdHome, 0, 0, 0, nullptr, "@slow", "connection",
      "A container for client connection commands.", "2.4.0", kClientSubcommands},
 };
 

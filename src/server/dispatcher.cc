@@ -125,6 +125,17 @@ bool RemoteCommand::RejectIfBusy(RemoteCommand* m) {
 
 namespace {
 
+// Refused by a replica that does not serve stale data: a command without the `stale` flag, or
+// an EXEC whose queue holds one (as Redis's is_denystale_command).
+bool DeniedWhileStale(const CommandSpec& spec, const ClientState* cl) {
+  if (!(spec.flags & kCmdStale)) return true;
+  if (spec.name != "exec" || cl->tx == nullptr) return false;
+  for (const TxState::Queued& q : cl->tx->queue) {
+    if (!(q.spec->flags & kCmdStale)) return true;
+  }
+  return false;
+}
+
 // Runs on each worker once a script turns busy: its shard's queued commands get -BUSY, and
 // scripts waiting for its lock give up with it (they retry the lock, which sees the busy state).
 struct BusySweep : MailboxItem {
@@ -305,6 +316,11 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
   if ((spec->flags & kCmdWrite) && master_->refuses_writes() && !cl->master) [[unlikely]] {
     obs_->CommandRejected(c.worker()->id(), spec);  // min-replicas-to-write
     w.Error("NOREPLICAS Not enough good replicas to write.");
+    return Result::kDone;
+  }
+  if (replica_->refuses_stale() && !cl->master && DeniedWhileStale(*spec, cl)) {
+    obs_->CommandRejected(c.worker()->id(), spec);  // replica-serve-stale-data no, link down
+    w.Error(kErrMasterDown);
     return Result::kDone;
   }
   if (!(spec->flags & kCmdLoading) && replica_->loading()) {  // a replica's full sync

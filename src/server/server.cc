@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <future>
 #include <random>
 
+#include "base/ascii.h"
 #include "base/clock.h"
 #include "base/db_key.h"
 #include "base/log.h"
@@ -160,7 +162,12 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
       },
       [this](ReplyWriter& w) { master_->WriteReplicas(w); },
       [this](std::string* out) { master_->AppendSlaves(out); },
-      [this](std::string* out) { master_->AppendBacklog(out); }});
+      [this](std::string* out) { master_->AppendBacklog(out); },
+      [this](std::string_view master) {
+        std::lock_guard<std::mutex> lock(config_mu_);
+        registry_.SetInitial("replicaof", master);
+      }});
+
   master_ = std::make_unique<Master>(
       Master::Deps{replica_.get(), [this](std::string_view name) { return ConfigValue(name); },
                    [this](const std::string& path, std::function<void(bool)> done) {
@@ -181,6 +188,24 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   services_.replica_read_only = [this] { return replica_->read_only(); };
   registry_.OnChange("replica-read-only", [this](std::string_view v) {
     replica_->set_read_only_config(v == "yes");
+    return Status::Ok();
+  });
+  registry_.OnChange("dir", [](std::string_view v) {
+    // The error Redis's chdir() gives for a path that is not a directory it may enter.
+    struct stat st;
+    const std::string path(v);
+    int err = stat(path.c_str(), &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+    if (err == 0 && access(path.c_str(), X_OK) != 0) err = errno;
+    return err == 0 ? Status::Ok() : Status::Error(std::strerror(err));
+  });
+  registry_.OnChange("dbfilename", [](std::string_view v) {
+    if (v.find('/') != std::string_view::npos) {
+      return Status::Error("dbfilename can't be a path, just a filename");
+    }
+    return Status::Ok();
+  });
+  registry_.OnChange("replica-serve-stale-data", [this](std::string_view v) {
+    replica_->set_serve_stale_config(v == "yes");
     return Status::Ok();
   });
   services_.over_memory_limit = [guard = memory_guard_.get()] { return guard->oom(); };
@@ -266,9 +291,19 @@ void Server::SaveForReplicas(const std::string& path, std::function<void(bool)> 
   workers_[0]->Post(job);
 }
 
-Status Server::ConfigSet(const std::vector<std::pair<std::string, std::string>>& params) {
+Status Server::ConfigSet(std::vector<std::pair<std::string, std::string>> params,
+                         bool local_client) {
+  // CONFIG SET dir (allowed by enable-protected-configs) stores the absolute path, so dump.rdb
+  // lands where CONFIG GET dir says (Redis chdir()s there and shows getcwd()); the "dir" hook
+  // refuses a path that is not a directory.
+  for (auto& [name, value] : params) {
+    if (!EqualsNoCase(name, "dir")) continue;
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::canonical(value, ec);
+    if (!ec) value = dir.string();
+  }
   std::lock_guard<std::mutex> lock(config_mu_);
-  return registry_.Set(params);
+  return registry_.Set(params, local_client);
 }
 
 void Server::ConfigGet(std::span<const std::string_view> patterns,
@@ -647,6 +682,12 @@ int Server::Run() {
   signal(SIGPIPE, SIG_IGN);
 
   LogNotice("Lavik " LAVIK_VERSION " starting, pid=" + std::to_string(getpid()));
+  for (const auto& [from, to] : config_.renamed_commands) {
+    if (std::string e = table_.Rename(from, to); !e.empty()) {
+      LogWarning("Fatal: rename-command " + from + ": " + e);
+      return 1;
+    }
+  }
   const std::string bind_address = config_.bind.substr(0, config_.bind.find(' '));
   const int tls_port = TlsPortFrom(registry_);
   if (config_.port == 0 && tls_port == 0) {

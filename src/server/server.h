@@ -87,7 +87,9 @@ class Server : public RequestHandler {
   Cluster* cluster() { return cluster_.get(); }     // null unless cluster-enabled (cluster.h)
 
   // CONFIG GET/SET (any thread; serialized by a mutex).
-  Status ConfigSet(const std::vector<std::pair<std::string, std::string>>& params);
+  // local_client: a loopback or unix-socket client (enable-protected-configs local).
+  Status ConfigSet(std::vector<std::pair<std::string, std::string>> params,
+                   bool local_client = false);
   void ConfigGet(std::span<const std::string_view> patterns,
                  std::vector<std::pair<std::string, std::string>>* out);
   std::string ConfigValue(std::string_view name);  // one parameter's value ("" if unknown)

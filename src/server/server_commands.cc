@@ -45,7 +45,13 @@ Task ConfigSet(Context& ctx) {
   for (size_t i = 2; i + 1 < ctx.args.size(); i += 2) {
     params.emplace_back(std::string(ctx.args[i]), std::string(ctx.args[i + 1]));
   }
-  Status st = ctx.server->ConfigSet(params);
+  // enable-protected-configs local: a loopback or unix-socket client.
+  const std::string_view peer = ctx.client != nullptr && ctx.client->conn != nullptr
+                                    ? std::string_view(ctx.client->conn->peer())
+                                    : std::string_view();
+  const bool local = peer.rfind("127.", 0) == 0 || peer.rfind("::1", 0) == 0 ||
+                     peer.rfind("[::1]", 0) == 0 || peer.rfind("/", 0) == 0 || peer.empty();
+  Status st = ctx.server->ConfigSet(std::move(params), local);
   if (st.ok) {
     ctx.reply->Ok();
   } else {

@@ -338,6 +338,14 @@ TEST(ConfigTest, ConfigFileSaveResetAndEmptyValues) {
   EXPECT_EQ(Extra(config2, "save"), "");
 }
 
+TEST(ConfigTest, RenameCommandLinesAreKeptInOrder) {
+  TempConfigFile file("rename-command CONFIG c0nfig\nrename-command FLUSHALL \"\"\n");
+  Config config;
+  ASSERT_EQ(Parse({file.path()}, &config).kind, ParseOutcome::kRun);
+  using Pair = std::pair<std::string, std::string>;
+  EXPECT_EQ(config.renamed_commands, (std::vector<Pair>{{"CONFIG", "c0nfig"}, {"FLUSHALL", ""}}));
+}
+
 TEST(ConfigTest, ConfigFileErrorsNameTheLine) {
   struct Case {
     std::string text;
@@ -353,7 +361,7 @@ TEST(ConfigTest, ConfigFileErrorsNameTheLine) {
       {"maxmemory lots\n", ":1: maxmemory: argument must be a memory value"},
       {"maxmemory\n", ":1: maxmemory: missing value"},
       {"include other.conf\n", ":1: directive 'include' is not supported"},
-      {"rename-command FLUSHALL \"\"\n", ":1: directive 'rename-command' is not supported"},
+      {"rename-command FLUSHALL\n", ":1: rename-command: expected a command name and its new name"},
       {"storage spdk\n", ":1: storage spdk: this build was built without SPDK support"},
       {"shutdown-checkpoint maybe\n",
        ":1: shutdown-checkpoint: 'maybe' is not a boolean (yes, no, true or false)"},

@@ -6,6 +6,7 @@ what a redis-server replica does too, except the tests marked lavik_only. Every 
 a replica that never syncs fails the test instead of hanging it.
 """
 
+import os
 import re
 import socket
 import threading
@@ -14,7 +15,7 @@ import time
 import pytest
 import redis
 
-from conftest import err, wait_until
+from conftest import RespError, err, wait_until
 from test_rdb_file import snapshot as rdb_snapshot
 
 SYNC_TIMEOUT_S = 15.0
@@ -573,7 +574,9 @@ def test_commands_get_loading_while_a_full_sync_loads(spawn_server, tmp_path):
         with pytest.raises(redis.exceptions.BusyLoadingError) as e:
             r.get("old")
         assert err(e) == "Redis is loading the dataset in memory"
-        assert r.ping()  # a command with the `loading` flag
+        assert r.info("replication")["role"] == "slave"  # a command with the `loading` flag
+        with pytest.raises(redis.exceptions.BusyLoadingError):
+            r.ping()  # as Redis 7.0: PING has no `loading` flag
         fake.resume.set()
         assert wait_until(lambda: r.info("replication")["master_link_status"] == "up",
                           SYNC_TIMEOUT_S)
@@ -618,3 +621,164 @@ def test_dataset_larger_than_the_value_cache(spawn_server):
     assert r.lindex("biglist", 299) == value
     m.set("key:5", "changed")
     assert wait_until(lambda: r.get("key:5") == "changed", SYNC_TIMEOUT_S)
+
+
+# --------------------------------------------------------------------------- replica settings
+
+
+def test_masterauth_for_a_master_with_requirepass(spawn_server):
+    master = spawn_master(spawn_server, extra=["--requirepass", "s3cret"])
+    m = redis.Redis(host="127.0.0.1", port=master.port, password="s3cret", decode_responses=True)
+    m.set("k", "v")
+    replica = spawn_server()
+    r = client(replica)
+    # Without the password the master refuses PSYNC: the link stays down and is retried.
+    assert r.execute_command("REPLICAOF", "127.0.0.1", master.port) == "OK"
+    time.sleep(1.5)
+    assert info(r, "master_link_status") == "down"
+    assert r.config_set("masterauth", "s3cret") is True
+    assert r.config_get("masterauth") == {"masterauth": "s3cret"}
+    assert wait_until(lambda: link_up(r), SYNC_TIMEOUT_S)
+    assert r.get("k") == "v"
+    m.set("k", "v2")
+    assert wait_until(lambda: r.get("k") == "v2", SYNC_TIMEOUT_S)
+
+
+def test_masteruser_authenticates_as_an_acl_user(spawn_server):
+    master = spawn_master(spawn_server, extra=["--requirepass", "admin"])
+    m = redis.Redis(host="127.0.0.1", port=master.port, password="admin", decode_responses=True)
+    m.acl_setuser("repl", enabled=True, passwords=["+replpw"],
+                  commands=["+psync", "+replconf", "+ping"])
+    m.set("k", "v")
+    replica = spawn_server()
+    r = client(replica)
+    assert r.config_set("masteruser", "repl") is True
+    assert r.config_set("masterauth", "wrong") is True
+    assert r.execute_command("REPLICAOF", "127.0.0.1", master.port) == "OK"
+    time.sleep(1.5)
+    assert info(r, "master_link_status") == "down"
+    assert any(e["reason"] == "auth" and e["username"] == "repl" for e in m.acl_log())
+    assert r.config_set("masterauth", "replpw") is True
+    assert r.config_get("masteruser") == {"masteruser": "repl"}
+    assert wait_until(lambda: link_up(r), SYNC_TIMEOUT_S)
+    assert r.get("k") == "v"
+    (line,) = [c for c in m.client_list() if "S" in c["flags"]]
+    assert line["user"] == "repl"
+
+
+def test_replica_announce_ip_and_port(spawn_server):
+    master = spawn_master(spawn_server)
+    m = client(master)
+    replica = spawn_server()
+    r = client(replica)
+    assert r.config_set("replica-announce-ip", "10.1.2.3") is True
+    assert r.config_set("replica-announce-port", "4567") is True
+    follow(replica, master)
+    slave0 = m.info("replication")["slave0"]
+    assert (slave0["ip"], slave0["port"]) == ("10.1.2.3", 4567)
+    assert r.config_get("replica-announce-*") == {"replica-announce-ip": "10.1.2.3",
+                                                  "replica-announce-port": "4567"}
+
+
+def test_replica_priority_in_info(spawn_server):
+    master = spawn_master(spawn_server)
+    replica = spawn_server(extra_args=["--replica-priority", "17"])
+    r = follow(replica, master)
+    assert info(r, "slave_priority") == 17
+    assert r.config_set("slave-priority", "0") is True
+    assert info(r, "slave_priority") == 0
+    with pytest.raises(redis.ResponseError) as e:
+        r.config_set("replica-priority", "-1")
+    assert err(e) == ("CONFIG SET failed (possibly related to argument 'replica-priority') - "
+                      "argument must be between 0 and 2147483647 inclusive")
+
+
+MASTERDOWN = RespError("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
+                       "to 'no'.")
+
+
+def test_replica_serve_stale_data_no(spawn_server):
+    master = spawn_master(spawn_server)
+    m = client(master)
+    m.set("k", "v")
+    replica = spawn_server()
+    r = follow(replica, master)
+    assert r.config_get("replica-serve-stale-data") == {"replica-serve-stale-data": "yes"}
+    assert r.config_set("replica-serve-stale-data", "no") is True
+    assert r.get("k") == "v"  # the link is up: served
+    master.kill()
+    assert wait_until(lambda: info(r, "master_link_status") == "down", SYNC_TIMEOUT_S)
+    raw = replica.raw()
+    for cmd in (("GET", "k"), ("PING",), ("DBSIZE",)):
+        assert raw.cmd(*cmd) == MASTERDOWN, cmd
+    # The read-only check comes first.
+    assert raw.cmd("SET", "k", "x") == RespError("READONLY You can't write against a read only "
+                                                 "replica.")
+    # Commands flagged `stale` still run: INFO, CONFIG, REPLICAOF, ROLE...
+    assert raw.cmd("ROLE")[0] == b"slave"
+    assert raw.cmd("MULTI") == "OK"
+    assert raw.cmd("GET", "k") == MASTERDOWN
+    assert raw.cmd("EXEC") == RespError(
+        "EXECABORT Transaction discarded because of previous errors.")
+    # Stale data served again once allowed.
+    assert raw.cmd("CONFIG", "SET", "replica-serve-stale-data", "yes") == "OK"
+    assert raw.cmd("GET", "k") == b"v"
+    assert raw.cmd("CONFIG", "SET", "slave-serve-stale-data", "no") == "OK"
+    assert raw.cmd("GET", "k") == MASTERDOWN
+    # A master serves everything whatever the setting says.
+    assert raw.cmd("REPLICAOF", "NO", "ONE") == "OK"
+    assert raw.cmd("GET", "k") == b"v"
+    raw.close()
+
+
+def test_config_get_replicaof_follows_the_master(spawn_server):
+    master = spawn_master(spawn_server)
+    replica = spawn_server()
+    r = client(replica)
+    assert r.config_get("replicaof") == {"replicaof": ""}
+    follow(replica, master)
+    assert r.config_get("replicaof") == {"replicaof": f"127.0.0.1 {master.port}"}
+    assert r.config_get("slaveof") == {"slaveof": f"127.0.0.1 {master.port}"}
+    with pytest.raises(redis.ResponseError) as e:
+        r.config_set("replicaof", f"127.0.0.1 {master.port}")
+    assert err(e) == ("CONFIG SET failed (possibly related to argument 'replicaof') - "
+                      "can't set immutable config")
+    assert r.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    assert r.config_get("replicaof") == {"replicaof": ""}
+
+
+@pytest.mark.parametrize("name", ["dir", "dbfilename"])
+def test_dir_and_dbfilename_are_protected_configs(spawn_server, tmp_path, name):
+    """As redis-server 7.0 with enable-protected-configs no (its default)."""
+    s = spawn_server()
+    c = client(s)
+    before = c.config_get(name)[name]
+    with pytest.raises(redis.ResponseError) as e:
+        c.config_set(name, str(tmp_path) if name == "dir" else "other.rdb")
+    assert err(e) == (f"CONFIG SET failed (possibly related to argument '{name}') - "
+                      "can't set protected config")
+    assert c.config_get(name)[name] == before
+
+
+def test_dir_and_dbfilename_with_protected_configs_enabled(spawn_server, tmp_path):
+    s = spawn_server(extra_args=["--enable-protected-configs", "yes"])
+    c = client(s)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    assert c.config_set("dir", f"{sub}/../sub") is True
+    assert c.config_get("dir")["dir"] == os.path.realpath(sub)
+    (tmp_path / "file").write_text("x")
+    for bad, why in ((tmp_path / "missing", "No such file or directory"),
+                     (tmp_path / "file", "Not a directory")):
+        with pytest.raises(redis.ResponseError) as e:
+            c.config_set("dir", str(bad))
+        assert err(e) == f"CONFIG SET failed (possibly related to argument 'dir') - {why}"
+    assert c.config_get("dir")["dir"] == os.path.realpath(sub)
+    with pytest.raises(redis.ResponseError) as e:
+        c.config_set("dbfilename", "a/b.rdb")
+    assert err(e) == ("CONFIG SET failed (possibly related to argument 'dbfilename') - "
+                      "dbfilename can't be a path, just a filename")
+    assert c.config_set("dbfilename", "other.rdb") is True
+    c.set("k", "v")
+    assert c.save() is True
+    assert (sub / "other.rdb").exists()

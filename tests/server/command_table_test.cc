@@ -276,5 +276,27 @@ TEST_F(CommandTableTest, DocsFieldsAreFilledIn) {
   }
 }
 
+TEST_F(CommandTableTest, RenameCommandMovesOrDisablesACommand) {
+  const CommandSpec* config = table_.Find("config");
+  const CommandSpec* flushall = table_.Find("flushall");
+  ASSERT_NE(config, nullptr);
+  ASSERT_NE(flushall, nullptr);
+  const size_t count = table_.all().size();
+  EXPECT_EQ(table_.Rename("CONFIG", "C0nfig"), "");
+  EXPECT_EQ(table_.Find("config"), nullptr);
+  EXPECT_EQ(table_.Find("c0nFIG"), config);  // the new name, any case; subcommands come along
+  EXPECT_NE(CommandTable::FindSubcommand(*table_.Find("c0nfig"), "get"), nullptr);
+  EXPECT_EQ(table_.all().size(), count);  // renamed, still listed under its own name
+  EXPECT_EQ(table_.Rename("flushall", ""), "");
+  EXPECT_EQ(table_.Find("flushall"), nullptr);
+  EXPECT_EQ(table_.all().size(), count - 1);
+  // The server's own lookups still find both.
+  EXPECT_EQ(table_.FindOriginal("config"), config);
+  EXPECT_EQ(table_.FindOriginal("flushall"), flushall);
+  EXPECT_EQ(table_.Rename("config", "x"), "No such command in rename-command");
+  EXPECT_EQ(table_.Rename("get", "set"), "Target command name already exists");
+  EXPECT_NE(table_.Find("get"), nullptr);
+}
+
 }  // namespace
 }  // namespace lavik
