@@ -28,7 +28,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       HyperLogLogCommands(),   BitmapCommands(),        SortCommands(),
       LcsCommands(),           MemoryCommands(),        SaveCommands(),
       LolwutCommands(),        ScriptingCommands(),     DbCommands(),
-      ReplicationCommands(),
+      ReplicationCommands(),   MigrateCommands(),
   };
 }
 
