@@ -57,6 +57,14 @@ TaskOf<std::vector<std::string>> SlotKeys(Context& ctx, int slot, size_t max) {
   co_return keys;
 }
 
+// How many db-0 keys `slot` holds, on the shard that owns it (a per-slot count: O(1)).
+TaskOf<size_t> SlotKeyCount(Context& ctx, int slot) {
+  size_t n = 0;
+  Shard* s = &ctx.shards->at(SlotShard(uint16_t(slot), ctx.shards->size()));
+  co_await ShardHop(s->worker, [&n, s, slot] { n = CountKeysInSlot(s->store, uint16_t(slot)); });
+  co_return n;
+}
+
 TaskOf<size_t> TotalKeys(Context& ctx) {
   size_t total = 0;
   for (int id = 0; id < ctx.shards->size(); ++id) {
@@ -120,8 +128,7 @@ Task ClusterCountKeysInSlot(Context& ctx) {
     ctx.reply->Error("ERR Invalid slot");
     co_return;
   }
-  std::vector<std::string> keys = co_await SlotKeys(ctx, int(slot), SIZE_MAX);
-  ctx.reply->Integer(int64_t(keys.size()));
+  ctx.reply->Integer(int64_t(co_await SlotKeyCount(ctx, int(slot))));
 }
 
 Task ClusterGetKeysInSlot(Context& ctx) {
@@ -202,7 +209,7 @@ Task ClusterSetSlot(Context& ctx) {
     co_return;
   }
   size_t keys = 0;
-  if (action == "node") keys = (co_await SlotKeys(ctx, slot, 1)).size();
+  if (action == "node") keys = co_await SlotKeyCount(ctx, slot);
   ReplyOkOr(ctx, c->SetSlot(slot, action, n == 5 ? ctx.args[4] : std::string_view(), keys));
 }
 

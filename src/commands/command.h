@@ -79,6 +79,9 @@ enum CommandFlag : uint32_t {
   kCmdNoMulti = 1u << 13,
   kCmdMovableKeys = 1u << 14,
   kCmdNoMandatoryKeys = 1u << 15,
+  // The command implies ASKING (RESTORE-ASKING): in cluster mode it may write a slot this node
+  // is importing, as after ASKING (the cluster dispatcher's check; src/cluster/).
+  kCmdAsking = 1u << 16,
   // Routing: the handler needs the connection (ctx.client / ctx.server): run it at home even if
   // it names keys.
   kCmdHome = 1u << 20,

@@ -147,6 +147,11 @@ const CommandSpec kDumpCommands[] = {
     {"restore", -4, kCmdWrite | kCmdDenyOom, 1, 1, 1, &Restore, "@keyspace @write @slow @dangerous",
      "generic", "Create a key using the provided serialized value, previously obtained using DUMP.",
      "2.6.0"},
+    // What MIGRATE sends in cluster mode: RESTORE that implies ASKING (kCmdAsking; the cluster
+    // dispatcher lets it write an importing slot). Outside a cluster it is RESTORE.
+    {"restore-asking", -4, kCmdWrite | kCmdDenyOom | kCmdAsking, 1, 1, 1, &Restore,
+     "@keyspace @write @slow @dangerous", "server",
+     "An internal command for migrating keys in a cluster", "3.0.0"},
 };
 
 }  // namespace

@@ -23,5 +23,6 @@ std::span<const CommandSpec> HyperLogLogCommands();    // hyperloglog_family.cc
 std::span<const CommandSpec> GeoCommands();            // geo_family.cc
 std::span<const CommandSpec> DumpCommands();           // dump_family.cc
 std::span<const CommandSpec> DbCommands();             // db_family.cc (MOVE, SWAPDB)
+std::span<const CommandSpec> MigrateCommands();        // migrate_family.cc
 
 }  // namespace lavik

@@ -201,7 +201,8 @@ void RemoteCommand::ReturnHome(MailboxItem* item) {
 
 bool Server::ClusterCheckOrReply(ClientState* cl, const CommandSpec* spec,
                                  std::span<const std::string_view> args) {
-  const bool asking = cl->cluster_asking;
+  // RESTORE-ASKING (the `asking` flag) implies ASKING, as in Redis.
+  const bool asking = cl->cluster_asking || (spec->flags & kCmdAsking) != 0;
   TxState* tx = cl->tx.get();
   const bool in_multi = tx != nullptr && tx->in_multi;
   // ASKING covers the next command, or the transaction it opens (Redis's resetClient rule).

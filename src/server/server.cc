@@ -21,6 +21,7 @@
 #include "blocking/list_blocking.h"
 #include "client/client_state.h"
 #include "cluster/cluster.h"
+#include "commands/migrate.h"
 #include "config/live_settings.h"
 #include "pubsub/keyspace_publish.h"
 #include "pubsub/pubsub.h"
@@ -34,6 +35,7 @@
 #include "server/rdb_save.h"
 #include "server/tls_config.h"
 #include "storage/device.h"
+#include "storage/index.h"
 #include "storage/store.h"
 #include "tracking/tracking.h"
 
@@ -622,6 +624,12 @@ bool Server::OpenStorage(std::string* error) {
     LogWarning("the file system of '" + config_.data_file +
                "' does not support O_DIRECT: using the page cache");
   }
+  if (ConfigValue("cluster-enabled") == "yes") {
+    // Cluster mode: db-0 fingerprints carry their slot (CLUSTER GETKEYSINSLOT from the index,
+    // commands/slot_keys.h), and MIGRATE sends RESTORE-ASKING, as Redis does in a cluster.
+    Index::SetSlotFingerprints(true);
+    SetMigrateRestoreAsking(true);
+  }
   StoreOptions so;
   so.sync = config_.appendfsync == AppendFsync::kAlways     ? SyncPolicy::kAlways
             : config_.appendfsync == AppendFsync::kEverysec ? SyncPolicy::kEverysec
@@ -760,7 +768,7 @@ int Server::Run() {
   obs_->StopMetrics();  // before the workers stop: a scrape may be waiting for them
   replica_->Stop();     // and the replication thread, which waits for them too
   if (cluster_ != nullptr) cluster_->Stop();
-  master_->Stop();      // the replicas of ours (WAIT clients get their answer)
+  master_->Stop();  // the replicas of ours (WAIT clients get their answer)
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
   if (config_.shutdown_checkpoint) {

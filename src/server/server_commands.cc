@@ -164,6 +164,7 @@ constexpr FlagName kFlagNames[] = {
     {kCmdNoMulti, "no_multi"},
     {kCmdNoMandatoryKeys, "no_mandatory_keys"},
     {kCmdMovableKeys, "movablekeys"},
+    {kCmdAsking, "asking"},
 };
 
 std::vector<std::string_view> Words(std::string_view s) {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/db_key.h"
+#include "base/slot.h"
 
 namespace lavik {
 namespace {
@@ -143,6 +144,10 @@ uint64_t Index::Fingerprint(std::string_view key) {
   const uint64_t h = XXH3_64bits(key.data(), key.size());
   const SplitKey k = SplitDbKey(key);
   if (k.db != 0) return (h & ~kDbMask) | (static_cast<uint64_t>(k.db) << 1) | 1;
+  if (slot_fps_) {
+    const uint64_t fp = SlotStart(KeyHashSlot(k.key)) | (h & ((uint64_t{1} << kSlotShift) - 2));
+    return fp == 0 ? 2 : fp;
+  }
   const uint64_t fp = h & ~uint64_t{1};
   return fp == 0 ? 2 : fp;
 }

@@ -63,10 +63,25 @@ class Index {
   // bits 1..4 hold d. So per-database counts, FLUSHDB, SCAN and RANDOMKEY filter by database from
   // the index alone. The fingerprint is the key's identity inside the index; callers compare the
   // key stored in the record on every read.
+  //
+  // Cluster layout (SetSlotFingerprints(true), for cluster mode): a database-0 key's fingerprint
+  // carries its Redis Cluster hash slot (base/slot.h) in its top 14 bits, so a slot's keys are
+  // one contiguous fingerprint range — found by Scan from SlotStart(slot) without reading the
+  // device (CLUSTER GETKEYSINSLOT, commands/slot_keys.h). Bit 0 stays 0 and bits 1..49 come from
+  // XXH3. Databases d > 0 keep the plain layout (a cluster has only database 0).
   static uint64_t Fingerprint(std::string_view key);
   // The physical database of a fingerprint.
   static int FpDb(uint64_t fp) { return (fp & 1) != 0 ? static_cast<int>((fp >> 1) & 0xF) : 0; }
   static constexpr uint64_t kDbMask = 0x1F;
+
+  // Process-wide, set once at start-up before any index holds an entry (cluster mode on). A
+  // checkpoint records the layout it was written with; another layout's checkpoint is not loaded.
+  static void SetSlotFingerprints(bool on) { slot_fps_ = on; }
+  static bool slot_fingerprints() { return slot_fps_; }
+  static constexpr int kSlotShift = 50;
+  // Cluster layout, database 0: the slot of a fingerprint, and the first fingerprint of a slot.
+  static uint16_t FpSlot(uint64_t fp) { return static_cast<uint16_t>(fp >> kSlotShift); }
+  static uint64_t SlotStart(uint16_t slot) { return uint64_t{slot} << kSlotShift; }
 
   // Stores the entry's location word in *loc and returns true, or returns false if fp is absent.
   bool Get(uint64_t fp, uint64_t* loc) const;
@@ -173,6 +188,8 @@ class Index {
   void FreeSegment(Bucket* buckets, uint32_t pages);
   char* NewExtent();
   void ReleaseAll();
+
+  static inline bool slot_fps_ = false;
 
   std::vector<Dir> dir_;
   int global_depth_ = 0;

@@ -94,6 +94,9 @@ bool LoadCheckpoint(DataFile* file, const std::vector<Store*>& stores, RecoveryR
   const uint64_t entries = DecodeFixed64(p + 16);
   const uint64_t max_seq = DecodeFixed64(p + 24);
   if (shards != stores.size()) return false;  // another thread count: rebuild by scanning
+  // Byte 32: the fingerprint layout it was written with (0 plain, 1 cluster slots; doc/index.md).
+  // Another layout's fingerprints would not match this run's: rebuild by scanning.
+  if (static_cast<uint8_t>(p[32]) != (Index::slot_fingerprints() ? 1 : 0)) return false;
   if (payload.size() != kCkptHeader + entries * kCkptEntry) return false;
   if (Crc32c(p + kCkptHeader, payload.size() - kCkptHeader) != crc) return false;
   for (uint64_t i = 0; i < entries; ++i) {
@@ -280,6 +283,7 @@ bool WriteCheckpoint(DataFile* file, const std::vector<Store*>& stores, std::str
                 Crc32c(payload.data() + kCkptHeader, payload.size() - kCkptHeader));
   EncodeFixed64(payload.data() + 16, entries);
   EncodeFixed64(payload.data() + 24, max_seq);
+  payload[32] = static_cast<char>(Index::slot_fingerprints() ? 1 : 0);
 
   const uint64_t seg_size = file->segment_size();
   const uint64_t per_seg = seg_size - kBlockSize;

@@ -52,7 +52,9 @@ Store::Store(uint32_t shard, DataFile* file, std::unique_ptr<Device> device, Sto
       sync_(options.sync),
       shard_count_(std::max<uint32_t>(1, options.shard_count)),
       log_(file, device_.get(), shard, options.sync, options.buffer_bytes, options.max_buffers),
-      cache_(options.cache_bytes) {}
+      cache_(options.cache_bytes) {
+  if (Index::slot_fingerprints()) slot_keys_ = std::make_unique<uint32_t[]>(kNumSlots);
+}
 
 Store::~Store() = default;
 
@@ -120,8 +122,15 @@ bool Store::ExpiredFp(uint64_t fp, int64_t now_ms) const {
 
 void Store::CountEntry(uint64_t fp, uint64_t old, uint64_t now) {
   size_t& keys = db_keys_[static_cast<size_t>(Index::FpDb(fp))];
-  if (old != 0) --(loc::Type(old) == ValueType::kChunk ? internal_records_ : keys);
-  if (now != 0) ++(loc::Type(now) == ValueType::kChunk ? internal_records_ : keys);
+  const bool was_key = old != 0 && loc::Type(old) != ValueType::kChunk;
+  const bool is_key = now != 0 && loc::Type(now) != ValueType::kChunk;
+  if (old != 0) --(was_key ? keys : internal_records_);
+  if (now != 0) ++(is_key ? keys : internal_records_);
+  // Cluster layout: the slot is in the fingerprint, so the count needs no key (one branch when
+  // cluster mode is off).
+  if (slot_keys_ != nullptr && was_key != is_key && Index::FpDb(fp) == 0) {
+    slot_keys_[Index::FpSlot(fp)] += is_key ? 1 : -1;
+  }
 }
 
 void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
@@ -546,6 +555,7 @@ void Store::Clear() {
   index_.Clear();
   internal_records_ = 0;
   db_keys_.fill(0);
+  if (slot_keys_ != nullptr) std::fill_n(slot_keys_.get(), kNumSlots, 0u);
   db_expires_.fill(0);
   chunks_.Clear();
   expired_records_.clear();

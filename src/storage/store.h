@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "base/db_key.h"
+#include "base/slot.h"
 #include "runtime/task.h"
 #include "runtime/task_of.h"
 #include "storage/chunk_format.h"
@@ -135,6 +136,18 @@ class Store {
   // The same per physical database (base/db_key.h; the index knows each entry's database).
   size_t db_size(int db) const { return db_keys_[static_cast<size_t>(db)]; }
   size_t db_expires(int db) const { return db_expires_[static_cast<size_t>(db)]; }
+  // Cluster layout only (Index::SetSlotFingerprints before the store was built): database-0
+  // keys of this shard in a Redis Cluster hash slot, kept by every index change (64 KiB per
+  // shard; no per-key cost). 0 when the layout is plain.
+  size_t slot_size(uint16_t slot) const {
+    return slot_keys_ != nullptr && slot < kNumSlots ? slot_keys_[slot] : 0;
+  }
+  // The index's entries in fingerprint order from `cursor` (Index::Scan), keys and internal
+  // records alike (commands/slot_keys.h filters them).
+  uint64_t ScanEntries(uint64_t cursor, size_t count,
+                       const std::function<void(uint64_t fp, uint64_t loc)>& fn) const {
+    return index_.Scan(cursor, count, fn);
+  }
   // True if some physical database other than `db` has keys here.
   bool OtherDbsHaveKeys(int db) const {
     for (int d = 0; d < kMaxDatabases; ++d) {
@@ -351,6 +364,7 @@ class Store {
   size_t internal_records_ = 0;                     // index entries of type kChunk
   std::array<size_t, kMaxDatabases> db_keys_{};     // client keys per physical database
   std::array<size_t, kMaxDatabases> db_expires_{};  // TTL entries per physical database
+  std::unique_ptr<uint32_t[]> slot_keys_;           // cluster layout: keys per slot (db 0)
   ChunkRegistry chunks_;
   bool chunk_sweep_running_ = false;
   bool roots_unknown_ = false;  // collections were loaded from a checkpoint

@@ -76,7 +76,7 @@ TEST_F(CommandTableTest, HoldsEveryFamily) {
               SortCommands().size() + LcsCommands().size() + DumpCommands().size();
   expected += MemoryCommands().size() + SaveCommands().size() + LolwutCommands().size();
   expected += ScriptingCommands().size() + DbCommands().size();
-  expected += ReplicationCommands().size();
+  expected += ReplicationCommands().size() + MigrateCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",

@@ -297,6 +297,40 @@ TEST_F(RecoveryTest, CheckpointOfAnotherShardCountFallsBackToAScan) {
   for (int i = 0; i < 150; i += 10) ExpectGone("t:" + std::to_string(i));
 }
 
+// A checkpoint holds fingerprints: one written with the plain layout is not loaded by a
+// cluster-mode start (slot fingerprints, doc/index.md) nor the other way round.
+TEST_F(RecoveryTest, CheckpointOfAnotherFingerprintLayoutFallsBackToAScan) {
+  struct PlainAfter {
+    ~PlainAfter() { Index::SetSlotFingerprints(false); }
+  } plain_after;
+  Start(2);
+  for (int i = 0; i < 100; ++i) Set("f:" + std::to_string(i), Value(10 + i, i));
+  FlushAll();
+  std::string error;
+  ASSERT_TRUE(WriteCheckpoint(file_.file(), TestDataFile::Ptrs(stores_), &error)) << error;
+  Index::SetSlotFingerprints(true);
+  RecoveryReport report = Restart(2);
+  EXPECT_FALSE(report.from_checkpoint);
+  EXPECT_EQ(report.keys, want_.size());
+  ExpectState();
+  size_t in_slots = 0;
+  for (const auto& s : stores_) {
+    for (int slot = 0; slot < kNumSlots; ++slot)
+      in_slots += s->slot_size(static_cast<uint16_t>(slot));
+  }
+  EXPECT_EQ(in_slots, want_.size());
+  // Written in the cluster layout, loaded in it: from the checkpoint.
+  ASSERT_TRUE(WriteCheckpoint(file_.file(), TestDataFile::Ptrs(stores_), &error)) << error;
+  report = Restart(2);
+  EXPECT_TRUE(report.from_checkpoint);
+  ExpectState();
+  ASSERT_TRUE(WriteCheckpoint(file_.file(), TestDataFile::Ptrs(stores_), &error)) << error;
+  Index::SetSlotFingerprints(false);
+  report = Restart(2);
+  EXPECT_FALSE(report.from_checkpoint);
+  ExpectState();
+}
+
 TEST_F(RecoveryTest, FlushallMakesOlderSegmentsDeadForRecovery) {
   Start(2);
   for (int i = 0; i < 50; ++i) Set("old:" + std::to_string(i), "v");
