@@ -322,3 +322,34 @@ def test_rename_command_in_the_config_file(spawn_server, tmp_path):
     assert raw.cmd("COMMAND", "INFO", "c0nfig")[0][0] == b"config"
     assert raw.cmd("COMMAND", "COUNT") == plain - 1
     raw.close()
+
+
+def test_failover_when_the_master_is_the_server_under_test(spawn_server, tmp_path):
+    """Master and replicas are all the server under test: Sentinel discovers the replicas from
+    the master's INFO, promotes the one with the lower priority when the master is killed, and
+    the other follows it and syncs from it (a Lavik master serving a Lavik replica)."""
+    master = spawn_server()
+    m = master.client()
+    a = start_replica(spawn_server, tmp_path, "a", master, "replica-priority 10\n")
+    b = start_replica(spawn_server, tmp_path, "b", master, "replica-priority 50\n")
+    ca, cb = a.client(), b.client()
+    for i in range(50):
+        m.set(f"k{i}", i)
+    assert wait_until(lambda: ca.get("k49") == "49" and cb.get("k49") == "49", SYNC_S)
+    (sentinel,) = start_sentinels(spawn_server, tmp_path, master, 1, 1)
+    assert wait_until(lambda: replica_seen(sentinel, a, 10) and replica_seen(sentinel, b, 50),
+                      DISCOVER_S), sentinel_replicas(sentinel)
+
+    master.kill()
+    assert wait_until(lambda: master_addr(sentinel) == ("127.0.0.1", a.port), FAILOVER_S)
+    ca, cb = a.client(), b.client()  # the failover's CLIENT KILL dropped the old ones
+    assert wait_until(calm(lambda: points_at(cb, a.port) and link_up(cb)), FAILOVER_S), \
+        cb.info("replication")
+    client = Sentinel([("127.0.0.1", sentinel.port)], socket_timeout=5)
+    assert wait_until(lambda: discovered(client, a.port), DISCOVER_S)
+    w = client.master_for(NAME, socket_timeout=5, decode_responses=True)
+    w.set("after", "failover")
+    w.incr("k5")
+    assert wait_until(calm(lambda: cb.get("after") == "failover" and cb.get("k5") == "6"), SYNC_S)
+    assert cb.dbsize() == 51
+    assert wait_until(lambda: ca.info("replication")["connected_slaves"] == 1, SYNC_S)
