@@ -129,7 +129,9 @@ TEST_F(StoreTest, ADeviceReadCoversOnlyTheSectorsHoldingTheRecord) {
   const uint64_t record = RecordLength(std::string("key:299").size(), 1024);
   const uint64_t most = (record + align - 1 + align - 1) / align * align;
   EXPECT_LE(bytes, reads * most);
-  if (align == 512) EXPECT_LE(bytes, reads * 2048);
+  if (align == 512) {
+    EXPECT_LE(bytes, reads * 2048);
+  }
 }
 
 TEST_F(StoreTest, TypeAndTtlAreKeptAndReplacedByTheNextWrite) {
