@@ -3,14 +3,26 @@
 #
 # Both servers are started on free loopback ports and filled with every key of the key space (so
 # GETs hit), then measured with identical redis-benchmark settings: 1 KiB values, random keys over
-# a 1M key space, GET and SET, pipeline 1, 50 and 200 connections. Points are measured one server
-# at a time, interleaved (lavik then redis for one point, redis then lavik for the next), so a
-# change in the machine's background load hits both alike; the idle server uses ~0 CPU.
+# a 1M key space, GET and SET, pipeline 1 at 50, 200 and 1000 connections, and pipelined (-P 16)
+# at 50 connections. Points are measured one server at a time, interleaved (lavik then redis for
+# one point, redis then lavik for the next), so a change in the machine's background load hits
+# both alike; the idle server uses ~0 CPU.
 #
 # On 2 cores the client saturates first (see /work/shared/ARCHITECTURE.md), so ops/s alone hardly
 # separates servers. Next to ops/s and p50/p99 the script therefore reports the server's CPU time
 # per request: utime+stime of the whole server process (all threads) from /proc/PID/stat, taken
-# before and after each point, divided by the number of requests.
+# before and after each point, divided by the number of requests; and the client's (its rusage),
+# which says which side's core is the limit.
+#
+# Device path (BENCH_DEVICE=1): a second lavik with --cache-mb DEVICE_CACHE_MB holds
+# DEVICE_FACTOR times that in 1 KiB values (so nearly every GET reads the data file), measured
+# with GET at DEVICE_CLIENTS connections (pipeline 1: that many device reads in flight) against
+# redis-server (all in DRAM) and against the DRAM-path lavik at the same connections; then fio
+# reads 4 KiB at random from a file as large as lavik's data file, in the same directory, at
+# iodepth DEVICE_CLIENTS (io_uring, O_DIRECT, pinned to SERVER_CPUS like the server). Printed:
+# lavik GET/s as a share of fio's IOPS, device-GET CPU over cached-GET CPU, device reads per GET
+# and bytes per device read (INFO storage). fio is installed with apt-get when missing (as
+# scripts/install-deps.sh does; root needed).
 #
 # Pinning: server on SERVER_CPUS (default 1), client on CLIENT_CPUS (default 0). LAVIK_THREADS
 # defaults to 1 so that lavik, like redis-server, executes commands on one core: that is the
@@ -21,8 +33,11 @@
 #
 # Environment (defaults in brackets):
 #   LAVIK_BIN [build/lavik]      LAVIK_THREADS [1]       SERVER_CPUS [1]   CLIENT_CPUS [0]
-#   BENCH_REQUESTS [600000]      BENCH_CLIENTS ["50 200"]  BENCH_TESTS ["set get"]
+#   BENCH_REQUESTS [600000]      BENCH_CLIENTS ["50 200 1000"]  BENCH_TESTS ["set get"]
+#   BENCH_PIPELINE [16: "" skips the pipelined points]  BENCH_PIPELINE_CLIENTS ["50"]
 #   BENCH_KEYSPACE [1000000]     BENCH_VALUE_SIZE [1024]   BENCH_SERVERS ["lavik redis"]
+#   BENCH_DEVICE [1]  DEVICE_CACHE_MB [64]  DEVICE_FACTOR [10]  DEVICE_CLIENTS [32]
+#   DEVICE_REQUESTS [300000]  FIO_SECONDS [10]
 #   RESULTS_DIR [bench/results]  KEEP_TMP [0: the temporary directory is deleted on exit]
 #
 # Output: a table on stdout, the same table as Markdown in RESULTS_DIR/compare-<stamp>.md, and
@@ -38,7 +53,15 @@ LAVIK_THREADS=${LAVIK_THREADS:-1}
 SERVER_CPUS=${SERVER_CPUS:-1}
 CLIENT_CPUS=${CLIENT_CPUS:-0}
 BENCH_REQUESTS=${BENCH_REQUESTS:-600000}
-BENCH_CLIENTS=${BENCH_CLIENTS:-50 200}
+BENCH_CLIENTS=${BENCH_CLIENTS:-50 200 1000}
+BENCH_PIPELINE=${BENCH_PIPELINE-16}
+BENCH_PIPELINE_CLIENTS=${BENCH_PIPELINE_CLIENTS:-50}
+BENCH_DEVICE=${BENCH_DEVICE:-1}
+DEVICE_CACHE_MB=${DEVICE_CACHE_MB:-64}
+DEVICE_FACTOR=${DEVICE_FACTOR:-10}
+DEVICE_CLIENTS=${DEVICE_CLIENTS:-32}
+DEVICE_REQUESTS=${DEVICE_REQUESTS:-300000}
+FIO_SECONDS=${FIO_SECONDS:-10}
 BENCH_TESTS=${BENCH_TESTS:-set get}
 BENCH_KEYSPACE=${BENCH_KEYSPACE:-1000000}
 BENCH_VALUE_SIZE=${BENCH_VALUE_SIZE:-1024}
@@ -55,6 +78,21 @@ require_uint LAVIK_THREADS "$LAVIK_THREADS"
 require_uint BENCH_REQUESTS "$BENCH_REQUESTS"
 require_uint BENCH_KEYSPACE "$BENCH_KEYSPACE"
 require_uint BENCH_VALUE_SIZE "$BENCH_VALUE_SIZE"
+[[ -z $BENCH_PIPELINE ]] || require_uint BENCH_PIPELINE "$BENCH_PIPELINE"
+if [[ $BENCH_DEVICE == 1 ]]; then
+  require_uint DEVICE_CACHE_MB "$DEVICE_CACHE_MB"
+  require_uint DEVICE_FACTOR "$DEVICE_FACTOR"
+  require_uint DEVICE_CLIENTS "$DEVICE_CLIENTS"
+  require_uint DEVICE_REQUESTS "$DEVICE_REQUESTS"
+  require_uint FIO_SECONDS "$FIO_SECONDS"
+  if ! command -v fio >/dev/null; then
+    [[ $(id -u) == 0 ]] || die "fio is missing (sudo apt-get install fio, or BENCH_DEVICE=0)"
+    log "installing fio"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends fio >/dev/null; } ||
+      die "apt-get could not install fio"
+  fi
+fi
 taskset -c "$SERVER_CPUS" true 2>/dev/null || die "SERVER_CPUS=$SERVER_CPUS is not a usable CPU list"
 taskset -c "$CLIENT_CPUS" true 2>/dev/null || die "CLIENT_CPUS=$CLIENT_CPUS is not a usable CPU list"
 
@@ -120,6 +158,7 @@ start_server() {
   [[ -z ${PIDS[$SERVER_NAME]:-} ]] || die "$SERVER_NAME listed twice in BENCH_SERVERS"
   case $SERVER_NAME in
     lavik) lavik_command "$LAVIK_BIN" "$TMP" "$LAVIK_THREADS" ;;
+    lavik-dev) lavik_command "$LAVIK_BIN" "$TMP/dev" "$LAVIK_THREADS" --cache-mb "$DEVICE_CACHE_MB" ;;
     redis) redis_command "$REDIS_SERVER" "$TMP/redis" ;;
     *) die "unknown server '$SERVER_NAME' in BENCH_SERVERS" ;;
   esac
@@ -135,9 +174,10 @@ start_server() {
 # Writes every key of the key space once (key:%012d, the names redis-benchmark -r generates) so
 # every GET of the benchmark hits. Not measured.
 fill() {
-  local out="$RAW_DIR/$SERVER_NAME-fill.txt"
-  log "$SERVER_NAME: filling $BENCH_KEYSPACE keys of $BENCH_VALUE_SIZE bytes"
-  "$PYTHON" - "$BENCH_KEYSPACE" "$BENCH_VALUE_SIZE" <<'EOF' | cli --pipe >"$out" 2>&1 ||
+  local keys=${1:-$BENCH_KEYSPACE}
+  local out="$RAW_DIR/$SERVER_NAME-fill-$keys.txt"
+  log "$SERVER_NAME: filling $keys keys of $BENCH_VALUE_SIZE bytes"
+  "$PYTHON" - "$keys" "$BENCH_VALUE_SIZE" <<'EOF' | cli --pipe >"$out" 2>&1 ||
 import sys
 n, size = int(sys.argv[1]), int(sys.argv[2])
 tail = b"\r\n$%d\r\n%s\r\n" % (size, b"x" * size)
@@ -152,10 +192,10 @@ for i in range(n):
 out.write(b"".join(batch))
 EOF
     die "$SERVER_NAME: fill failed; see $out"
-  grep -q "errors: 0, replies: $BENCH_KEYSPACE\$" "$out" || die "$SERVER_NAME: fill reported errors; see $out"
+  grep -q "errors: 0, replies: $keys\$" "$out" || die "$SERVER_NAME: fill reported errors; see $out"
   local dbsize
   dbsize=$(cli DBSIZE)
-  [[ $dbsize == "$BENCH_KEYSPACE" ]] || die "$SERVER_NAME: DBSIZE after fill is '$dbsize', want $BENCH_KEYSPACE"
+  ((dbsize >= keys)) || die "$SERVER_NAME: DBSIZE after fill is '$dbsize', want $keys"
 }
 
 # The sanity checks run after every point: the server is alive, holds keys, and a random key's
@@ -177,20 +217,28 @@ check_server() {
   ((got - 1 == BENCH_VALUE_SIZE)) || die "$SERVER_NAME: GET $key returned $((got - 1)) bytes, want $BENCH_VALUE_SIZE after $what"
 }
 
-# Results, keyed by "<server>|<test>|<clients>": rps, p50 (ms), p99 (ms), server CPU us/request.
-declare -A RPS P50 P99 CPU_US
+# Results, keyed by "<server>|<test>|<clients>|<pipeline>": rps, p50 (ms), p99 (ms), server and
+# client CPU us/request.
+declare -A RPS P50 P99 CPU_US CLIENT_US
 
+# run_point TEST CLIENTS PIPELINE [KEYSPACE [REQUESTS [LABEL]]]: results under LABEL (default
+# SERVER_NAME).
 run_point() {
-  local test=$1 clients=$2
-  local name="$SERVER_NAME-$test-c$clients"
+  local test=$1 clients=$2 pipe=$3 keys=${4:-$BENCH_KEYSPACE} requests=${5:-$BENCH_REQUESTS}
+  local label=${6:-$SERVER_NAME}
+  local name="$label-$test-c$clients-P$pipe-n$requests"
   local out="$RAW_DIR/$name.csv"
-  log "$SERVER_NAME: $test, $clients connections, $BENCH_REQUESTS requests"
+  log "$SERVER_NAME: $test, $clients connections, pipeline $pipe, $requests requests"
   local before after
   before=$(cpu_ticks "$SERVER_PID")
   # In the background so that a signal to this script runs the cleanup trap at once (bash defers
-  # traps while a foreground child runs).
-  taskset -c "$CLIENT_CPUS" "$REDIS_BENCHMARK" -h "$HOST" -p "$PORT" -t "$test" \
-    -d "$BENCH_VALUE_SIZE" -r "$BENCH_KEYSPACE" -n "$BENCH_REQUESTS" -c "$clients" -P 1 --csv \
+  # traps while a foreground child runs). The wrapper prints the client's own CPU seconds.
+  taskset -c "$CLIENT_CPUS" "$PYTHON" -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.6f\n" % (u.ru_utime + u.ru_stime))
+sys.exit(rc)' "$out.client-cpu" "$REDIS_BENCHMARK" -h "$HOST" -p "$PORT" -t "$test" \
+    -d "$BENCH_VALUE_SIZE" -r "$keys" -n "$requests" -c "$clients" -P "$pipe" --csv \
     >"$out" 2>&1 &
   CLIENT_PID=$!
   local rc=0
@@ -204,21 +252,22 @@ run_point() {
     grep -Ei 'error|could not connect' "$out" | head -5 >&2
     die "redis-benchmark reported errors for $name; see $out"
   fi
-  local label=${test^^}
   local row
-  row=$(grep "^\"$label\"," "$out" | tail -n 1) || die "no CSV row for $label in $out"
+  row=$(grep "^\"${test^^}\"," "$out" | tail -n 1) || die "no CSV row for ${test^^} in $out"
   # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms",
   # "p99_latency_ms","max_latency_ms"
   local -a f
   IFS=, read -r -a f <<<"${row//\"/}"
   ((${#f[@]} >= 8)) || die "unexpected CSV row in $out: $row"
   awk -v r="${f[1]}" 'BEGIN { exit !(r > 0) }' || die "zero rps for $name"
-  local key="$SERVER_NAME|$test|$clients"
+  local key="$label|$test|$clients|$pipe"
   RPS[$key]=${f[1]}
   P50[$key]=${f[4]}
   P99[$key]=${f[6]}
-  CPU_US[$key]=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$BENCH_REQUESTS" \
+  CPU_US[$key]=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" \
     'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+  CLIENT_US[$key]=$(awk -v s="$(<"$out.client-cpu")" -v n="$requests" \
+    'BEGIN { printf "%.2f", s * 1e6 / n }')
   check_server "$name"
 }
 
@@ -253,24 +302,92 @@ for server in "${SERVERS[@]}"; do
   fill
   check_server fill
 done
-point=0
+# The points, as TEST:CONNECTIONS:PIPELINE.
+POINTS=()
 for clients in $BENCH_CLIENTS; do
   for test in $BENCH_TESTS; do
-    # Alternate which server goes first, so neither always runs right after the other.
-    order=("${SERVERS[@]}")
-    if ((point % 2 == 1)); then
-      order=()
-      for ((i = ${#SERVERS[@]} - 1; i >= 0; i--)); do
-        order+=("${SERVERS[i]}")
-      done
-    fi
-    for server in "${order[@]}"; do
-      use_server "$server"
-      run_point "$test" "$clients"
-    done
-    point=$((point + 1))
+    POINTS+=("$test:$clients:1")
   done
 done
+if [[ -n $BENCH_PIPELINE ]]; then
+  for clients in $BENCH_PIPELINE_CLIENTS; do
+    for test in $BENCH_TESTS; do
+      POINTS+=("$test:$clients:$BENCH_PIPELINE")
+    done
+  done
+fi
+
+# in_order N: SERVERS, reversed for odd N (so neither server always runs right after the other).
+in_order() {
+  ORDER=("${SERVERS[@]}")
+  if (($1 % 2 == 1)); then
+    ORDER=()
+    for ((i = ${#SERVERS[@]} - 1; i >= 0; i--)); do
+      ORDER+=("${SERVERS[i]}")
+    done
+  fi
+}
+
+point=0
+for p in "${POINTS[@]}"; do
+  IFS=: read -r test clients pipe <<<"$p"
+  in_order "$point"
+  for server in "${ORDER[@]}"; do
+    use_server "$server"
+    run_point "$test" "$clients" "$pipe"
+  done
+  point=$((point + 1))
+done
+
+# --- Device path -----------------------------------------------------------------------------
+
+DEVICE_KEYS=$((DEVICE_FACTOR * DEVICE_CACHE_MB * 1048576 / BENCH_VALUE_SIZE))
+DEVICE_DONE=0
+have_server() { [[ " $BENCH_SERVERS " == *" $1 "* ]]; }
+# storage_field NAME: INFO storage field NAME of the current server.
+storage_field() { info_get "$(cli INFO storage)" "$1"; }
+if [[ $BENCH_DEVICE == 1 ]] && have_server lavik && have_server redis; then
+  # The DRAM path at the same connections, for "device GET CPU / cached GET CPU".
+  if [[ -z ${RPS[lavik|get|$DEVICE_CLIENTS|1]:-} ]]; then
+    use_server lavik
+    run_point get "$DEVICE_CLIENTS" 1
+  fi
+  # A freed DRAM lavik leaves the page cache and memory to the device-path one.
+  stop_server lavik
+  if ((DEVICE_KEYS > BENCH_KEYSPACE)); then
+    use_server redis
+    fill "$DEVICE_KEYS"
+  fi
+  start_server lavik-dev
+  fill "$DEVICE_KEYS"
+  check_server fill
+  DEV_DATA_FILE=$TMP/dev/data/lavik.data
+  # Warm-up (not reported): the value cache reaches its steady state.
+  run_point get "$DEVICE_CLIENTS" 1 "$DEVICE_KEYS" $((DEVICE_REQUESTS / 4)) warmup
+  reads0=$(storage_field device_reads)
+  bytes0=$(storage_field device_bytes_read)
+  run_point get "$DEVICE_CLIENTS" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" lavik-dev
+  DEV_READS=$(($(storage_field device_reads) - reads0))
+  DEV_BYTES=$(($(storage_field device_bytes_read) - bytes0))
+  use_server redis
+  run_point get "$DEVICE_CLIENTS" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" redis-dev
+  DEV_FILE_BYTES=$(stat -c %s "$DEV_DATA_FILE")
+  stop_server lavik-dev
+  # fio on lavik's own data file (read-only), as the server runs: same CPUs, same file system.
+  log "fio: 4 KiB random reads, iodepth $DEVICE_CLIENTS, ${FIO_SECONDS} s on $DEV_DATA_FILE"
+  taskset -c "$SERVER_CPUS" fio --name=randread --filename="$DEV_DATA_FILE" --readonly \
+    --size="$DEV_FILE_BYTES" --rw=randread --bs=4k --direct=1 --ioengine=io_uring \
+    --iodepth="$DEVICE_CLIENTS" --numjobs=1 --time_based --runtime="$FIO_SECONDS" \
+    --output-format=json >"$RAW_DIR/fio.json" 2>"$RAW_DIR/fio.err" ||
+    die "fio failed; see $RAW_DIR/fio.err"
+  read -r FIO_IOPS FIO_CPU_US <<<"$("$PYTHON" -c 'import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+iops = j["read"]["iops"]
+# usr_cpu/sys_cpu: percent of one CPU over the run.
+print("%.0f %.2f" % (iops, (j["usr_cpu"] + j["sys_cpu"]) / 100 * 1e6 / iops if iops else 0))' \
+    "$RAW_DIR/fio.json")"
+  DEVICE_DONE=1
+fi
 for server in "${SERVERS[@]}"; do
   stop_server "$server"
 done
@@ -285,18 +402,35 @@ ratio() {
     if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'
 }
 
-HEADERS=(test conns "lavik ops/s" "redis ops/s" "ops ratio l/r" "lavik p50 ms" "lavik p99 ms"
-  "redis p50 ms" "redis p99 ms" "lavik CPU us/req" "redis CPU us/req" "CPU ratio l/r")
+HEADERS=(test conns P "lavik ops/s" "redis ops/s" "ops ratio l/r" "lavik p50 ms" "lavik p99 ms"
+  "redis p50 ms" "redis p99 ms" "lavik CPU us/req" "redis CPU us/req" "CPU ratio l/r"
+  "client CPU us/req l/r")
 ROWS=()
-for clients in $BENCH_CLIENTS; do
-  for test in $BENCH_TESTS; do
-    l="lavik|$test|$clients"
-    r="redis|$test|$clients"
-    ROWS+=("${test^^}|$clients|${RPS[$l]:--}|${RPS[$r]:--}|$(ratio "${RPS[$l]:-}" "${RPS[$r]:-}")|${P50[$l]:--}|${P99[$l]:--}|${P50[$r]:--}|${P99[$r]:--}|${CPU_US[$l]:--}|${CPU_US[$r]:--}|$(ratio "${CPU_US[$l]:-}" "${CPU_US[$r]:-}")")
-  done
+for p in "${POINTS[@]}"; do
+  IFS=: read -r test clients pipe <<<"$p"
+  l="lavik|$test|$clients|$pipe"
+  r="redis|$test|$clients|$pipe"
+  ROWS+=("${test^^}|$clients|$pipe|${RPS[$l]:--}|${RPS[$r]:--}|$(ratio "${RPS[$l]:-}" "${RPS[$r]:-}")|${P50[$l]:--}|${P99[$l]:--}|${P50[$r]:--}|${P99[$r]:--}|${CPU_US[$l]:--}|${CPU_US[$r]:--}|$(ratio "${CPU_US[$l]:-}" "${CPU_US[$r]:-}")|${CLIENT_US[$l]:--}/${CLIENT_US[$r]:--}")
 done
+DEVICE_ROWS=()
+if ((DEVICE_DONE)); then
+  l="lavik-dev|get|$DEVICE_CLIENTS|1"
+  r="redis-dev|get|$DEVICE_CLIENTS|1"
+  c="lavik|get|$DEVICE_CLIENTS|1"
+  DEVICE_ROWS=(
+    "data set|$DEVICE_KEYS keys x $BENCH_VALUE_SIZE B ($DEVICE_FACTOR x lavik --cache-mb $DEVICE_CACHE_MB); data file $(human_bytes "$DEV_FILE_BYTES")"
+    "GET, $DEVICE_CLIENTS connections: lavik / redis ops/s|${RPS[$l]} / ${RPS[$r]} = $(ratio "${RPS[$l]}" "${RPS[$r]}")"
+    "server CPU us/GET: lavik / redis|${CPU_US[$l]} / ${CPU_US[$r]} = $(ratio "${CPU_US[$l]}" "${CPU_US[$r]}")"
+    "client CPU us/GET: lavik run / redis run|${CLIENT_US[$l]} / ${CLIENT_US[$r]}"
+    "p50 / p99 ms: lavik; redis|${P50[$l]} / ${P99[$l]}; ${P50[$r]} / ${P99[$r]}"
+    "lavik device GET CPU / cached GET CPU|${CPU_US[$l]} / ${CPU_US[$c]:--} = $(ratio "${CPU_US[$l]}" "${CPU_US[$c]:-}")"
+    "device reads per GET; bytes per read|$(calc "int($DEV_READS * 1000 / $DEVICE_REQUESTS) / 1000"); $(calc "$DEV_READS ? int($DEV_BYTES / $DEV_READS) : 0")"
+    "fio 4 KiB randread iodepth $DEVICE_CLIENTS: IOPS; CPU us/IO|$FIO_IOPS; $FIO_CPU_US"
+    "lavik GET/s / fio IOPS|$(ratio "${RPS[$l]}" "$FIO_IOPS")"
+  )
+fi
 
-SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $BENCH_REQUESTS -c <conns> -P 1 --csv; key space pre-filled (every GET hits)"
+SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $BENCH_REQUESTS -c <conns> -P <P> --csv; key space pre-filled (every GET hits)"
 
 {
   echo
@@ -306,16 +440,22 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   echo "settings: $SETTINGS"
   echo "load average (other users of the machine skew ops/s): $LOAD_START at start, $LOAD_END at end"
   echo
-  printf '%-5s %5s %11s %11s %6s %8s %8s %8s %8s %9s %9s %9s\n' \
-    test conns "lavik op/s" "redis op/s" ratio "l p50" "l p99" "r p50" "r p99" "l us/req" \
-    "r us/req" "CPU l/r"
+  printf '%-5s %5s %3s %11s %11s %6s %8s %8s %8s %8s %9s %9s %8s %13s\n' \
+    test conns P "lavik op/s" "redis op/s" ratio "l p50" "l p99" "r p50" "r p99" "l us/req" \
+    "r us/req" "CPU l/r" "client us l/r"
   for row in "${ROWS[@]}"; do
     IFS='|' read -r -a f <<<"$row"
-    printf '%-5s %5s %11s %11s %6s %8s %8s %8s %8s %9s %9s %9s\n' "${f[@]}"
+    printf '%-5s %5s %3s %11s %11s %6s %8s %8s %8s %8s %9s %9s %8s %13s\n' "${f[@]}"
   done
   echo
-  echo "p50/p99 in ms; us/req = server utime+stime (all threads) per request; ratios are lavik/redis"
+  echo "p50/p99 in ms; us/req = server utime+stime (all threads) per request; client us = the"
+  echo "load generator's CPU per request in each server's run; ratios are lavik/redis"
   echo "(ops: higher is better for lavik; CPU: lower is better for lavik)."
+  if ((DEVICE_DONE)); then
+    echo
+    echo "Device path (lavik-dev: --cache-mb $DEVICE_CACHE_MB; redis-server holds it all in DRAM):"
+    text_table "${DEVICE_ROWS[@]}"
+  fi
   echo "Markdown: $OUT_MD"
 }
 
@@ -345,5 +485,14 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   done
   echo
   echo "Ratios are lavik/redis: above 1 is better for lavik in ops/s, below 1 is better in CPU."
+  if ((DEVICE_DONE)); then
+    echo
+    echo "## Device path"
+    echo
+    echo "lavik with \`--cache-mb $DEVICE_CACHE_MB\` and $DEVICE_FACTOR times that in values (most GETs read"
+    echo "the data file); redis-server holds the same keys in DRAM; fio on lavik's data file."
+    echo
+    md_table "measure|value" "${DEVICE_ROWS[@]}"
+  fi
   echo "Raw redis-benchmark output: \`compare-$STAMP/raw/\` (not committed)."
 } >"$OUT_MD"

@@ -122,8 +122,7 @@ void Connection::FlushDirty() {
   batch.clear();
 }
 
-void Connection::ArmRecv() {
-  if (recv_inflight_ || closing_ || closed_ || pending_) return;
+bool Connection::Reserve(size_t want) {
   if (in_start_ == in_len_) {
     in_start_ = in_len_ = 0;
   } else if (in_start_ > 0) {
@@ -132,26 +131,56 @@ void Connection::ArmRecv() {
     in_len_ -= in_start_;
     in_start_ = 0;
   }
-  size_t want = kReadChunk;
   size_t hint = parser_.bytes_hint();
   if (hint > in_len_) want = std::max(want, hint - in_len_);
   if (in_cap_ - in_len_ < want) {
     size_t cap = std::max(in_len_ + want, std::min<size_t>(in_cap_ * 2, in_len_ + (64u << 20)));
     char* grown = static_cast<char*>(std::realloc(in_, cap));
-    if (grown == nullptr) {
-      Abort();
-      return;
-    }
+    if (grown == nullptr) return false;
     in_ = grown;
     in_cap_ = cap;
-  } else if (in_cap_ > kShrinkAbove && in_len_ < kReadChunk && hint <= kReadChunk) {
+  } else if (in_cap_ > kShrinkAbove && in_len_ < kReadChunk && hint <= kReadChunk &&
+             want <= kReadChunk) {
     char* shrunk = static_cast<char*>(std::realloc(in_, 2 * kReadChunk));
     if (shrunk != nullptr) {
       in_ = shrunk;
       in_cap_ = 2 * kReadChunk;
     }
   }
-  io_uring_sqe* sqe = worker_->loop().Prepare(&recv_op_);
+  return true;
+}
+
+bool Connection::Absorb(const char* data, size_t n) {
+  if (pending_) {
+    stash_.append(data, n);
+    return true;
+  }
+  if (!Reserve(std::max(n, kReadChunk))) return false;
+  std::memcpy(in_ + in_len_, data, n);
+  in_len_ += n;
+  return true;
+}
+
+void Connection::ArmRecv() {
+  if (recv_inflight_ || closing_ || closed_) return;
+  EventLoop& loop = worker_->loop();
+  if (tls_ == nullptr && !no_buffers_ && loop.has_recv_buffers()) {
+    // Armed once; stays armed while the socket delivers (IORING_CQE_F_MORE), pending or not.
+    io_uring_sqe* sqe = loop.Prepare(&recv_op_);
+    io_uring_prep_recv_multishot(sqe, fd_, nullptr, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = EventLoop::kRecvGroup;
+    recv_inflight_ = true;
+    multishot_ = true;
+    return;
+  }
+  if (pending_) return;
+  no_buffers_ = false;
+  if (!Reserve(kReadChunk)) {
+    Abort();
+    return;
+  }
+  io_uring_sqe* sqe = loop.Prepare(&recv_op_);
   if (tls_ == nullptr) {
     io_uring_prep_recv(sqe, fd_, in_ + in_len_, in_cap_ - in_len_, 0);
   } else {
@@ -160,25 +189,52 @@ void Connection::ArmRecv() {
   recv_inflight_ = true;
 }
 
-void Connection::OnRecv(IoOp* op, int res, uint32_t) {
+void Connection::OnRecv(IoOp* op, int res, uint32_t flags) {
   Connection* c = static_cast<Op*>(op)->conn;
-  c->recv_inflight_ = false;
+  EventLoop& loop = c->worker_->loop();
+  // A provided buffer goes back to the ring when this returns, whatever happens to c.
+  struct BufferReturn {
+    EventLoop& loop;
+    int bid;
+    ~BufferReturn() {
+      if (bid >= 0) loop.RecycleRecvBuffer(static_cast<uint16_t>(bid));
+    }
+  } give_back{loop, (flags & IORING_CQE_F_BUFFER) ? int(flags >> IORING_CQE_BUFFER_SHIFT) : -1};
+  const bool more = (flags & IORING_CQE_F_MORE) != 0;  // the multishot recv stays armed
+  if (!more) {
+    c->recv_inflight_ = false;
+    c->multishot_ = false;
+  }
   if (c->closed_) {
-    c->MaybeFinish();
+    if (!more) c->MaybeFinish();
+    return;
+  }
+  if (res == -ENOBUFS) {
+    // Every provided buffer is in use: one plain recv, then multishot again.
+    c->no_buffers_ = true;
+    if (!more) c->ArmRecv();
     return;
   }
   if (res == -EINTR || res == -EAGAIN) {
-    c->ArmRecv();
+    if (!more) c->ArmRecv();
     return;
   }
   if (res <= 0) {
-    // EOF or error: answer what was already read (as Redis does), then close.
+    // EOF or error: answer what was already read (as Redis does), then close. While a request is
+    // pending, Resume() first runs the requests received meanwhile.
     c->eof_ = true;
-    c->CloseAfterReply();
+    if (!c->pending_) c->CloseAfterReply();
     return;
   }
   c->last_active_ms_ = WallMs();
-  if (c->tls_ == nullptr) {
+  if (give_back.bid >= 0) {
+    if (c->closing_) return;  // no more requests are read
+    if (!c->Absorb(loop.recv_buffer(static_cast<uint16_t>(give_back.bid)),
+                   static_cast<size_t>(res))) {
+      c->Abort();
+      return;
+    }
+  } else if (c->tls_ == nullptr) {
     c->in_len_ += static_cast<size_t>(res);
   } else if (!c->TlsReceived(static_cast<size_t>(res))) {
     return;
@@ -189,7 +245,7 @@ void Connection::OnRecv(IoOp* op, int res, uint32_t) {
     return;
   }
   c->ProcessInput();
-  c->ArmRecv();
+  if (!more) c->ArmRecv();
 }
 
 void Connection::ProcessInput() {
@@ -232,7 +288,19 @@ void Connection::Resume() {
     MarkDirty();
     return;
   }
+  if (!stash_.empty()) {
+    // What the multishot recv received while the request was pending.
+    if (!Reserve(std::max(stash_.size(), kReadChunk))) {
+      Abort();
+      return;
+    }
+    std::memcpy(in_ + in_len_, stash_.data(), stash_.size());
+    in_len_ += stash_.size();
+    stash_.clear();
+    if (stash_.capacity() > kShrinkAbove) stash_.shrink_to_fit();
+  }
   ProcessInput();
+  if (eof_ && !pending_ && !closing_) CloseAfterReply();
   ArmRecv();
 }
 

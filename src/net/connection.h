@@ -8,7 +8,13 @@
 // client's commands take effect in the order it sent them.
 //
 // I/O: one recv and at most one send in flight per connection, through the worker's io_uring;
-// replies produced during a loop turn leave in one send at the end of the turn.
+// replies produced during a loop turn leave in one send at the end of the turn. A plain TCP
+// connection keeps one multishot recv armed for its whole life (the kernel fills buffers of the
+// worker's provided-buffer ring as data arrives; each completion's bytes are copied into the
+// input buffer and the buffer handed back at once), so a request costs no recv submission and no
+// poll re-arm. Bytes that arrive while a request is pending wait in a side buffer (the argument
+// views point into the input buffer, which must not move) and are appended on Resume(). When the
+// ring is empty (-ENOBUFS) the connection does one plain recv and then arms a multishot again.
 //
 // TLS (a connection opened with a TlsSession): the same recv/send ops carry ciphertext; received
 // bytes go through the session into the input buffer, and the output is sealed by the session
@@ -71,7 +77,7 @@ class Connection {
   // The buffer replies are appended to. Marks the connection for sending at the end of the turn.
   std::string* output();
   size_t output_pending() const { return out_.size() + (sending_.size() - sent_); }
-  size_t input_buffered() const { return in_len_ - in_start_; }
+  size_t input_buffered() const { return in_len_ - in_start_ + stash_.size(); }
   // The whole query buffer of the current read batch, requests already parsed from it included
   // (Redis's CLIENT LIST qbuf: the buffer is trimmed only between batches).
   size_t input_length() const { return in_len_; }
@@ -115,6 +121,12 @@ class Connection {
 
   void ProcessInput();
   void ArmRecv();
+  // Appends n received bytes to the input buffer (or, while a request is pending, to stash_).
+  // False if the buffer could not grow (the connection aborts).
+  bool Absorb(const char* data, size_t n);
+  // Room for `want` more bytes at in_ + in_len_ after dropping the parsed prefix (not while a
+  // request is pending). False on allocation failure.
+  bool Reserve(size_t want);
   void Flush();
   void MarkDirty();
   void MaybeFinish();
@@ -143,6 +155,8 @@ class Connection {
   size_t in_start_ = 0;  // first byte of the request being parsed
   size_t in_len_ = 0;    // bytes received
 
+  std::string stash_;  // bytes received while a request was pending (multishot recv)
+
   std::string out_;
   std::string sending_;
   size_t sent_ = 0;
@@ -150,6 +164,8 @@ class Connection {
   Op recv_op_;
   Op send_op_;
   bool recv_inflight_ = false;
+  bool multishot_ = false;   // the recv in flight is multishot (provided buffers)
+  bool no_buffers_ = false;  // the ring ran dry: the next recv is a plain one
   bool send_inflight_ = false;
   bool pending_ = false;  // a request is being handled asynchronously
   bool dirty_ = false;

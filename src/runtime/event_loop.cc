@@ -1,9 +1,11 @@
 #include "runtime/event_loop.h"
 
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace lavik {
@@ -11,6 +13,46 @@ namespace lavik {
 EventLoop::~EventLoop() {
   if (ready_) io_uring_queue_exit(&ring_);
   if (wake_fd_ >= 0) close(wake_fd_);
+  if (recv_ring_ != nullptr) munmap(recv_ring_, kRecvBuffers * sizeof(io_uring_buf));
+  if (recv_bufs_ != nullptr) munmap(recv_bufs_, size_t{kRecvBuffers} * kRecvBufferSize);
+}
+
+void EventLoop::InitRecvBuffers() {
+  const size_t ring_bytes = kRecvBuffers * sizeof(io_uring_buf);
+  const size_t buf_bytes = size_t{kRecvBuffers} * kRecvBufferSize;
+  void* ring =
+      mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ring == MAP_FAILED) return;
+  void* bufs = mmap(nullptr, buf_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (bufs == MAP_FAILED) {
+    munmap(ring, ring_bytes);
+    return;
+  }
+  io_uring_buf_reg reg{};
+  reg.ring_addr = reinterpret_cast<uint64_t>(ring);
+  reg.ring_entries = kRecvBuffers;
+  reg.bgid = kRecvGroup;
+  if (io_uring_register_buf_ring(&ring_, &reg, 0) != 0) {
+    // An older kernel: connections fall back to one recv per read.
+    munmap(ring, ring_bytes);
+    munmap(bufs, buf_bytes);
+    return;
+  }
+  recv_ring_ = static_cast<io_uring_buf_ring*>(ring);
+  recv_bufs_ = static_cast<char*>(bufs);
+  io_uring_buf_ring_init(recv_ring_);
+  const int mask = io_uring_buf_ring_mask(kRecvBuffers);
+  for (unsigned i = 0; i < kRecvBuffers; ++i) {
+    io_uring_buf_ring_add(recv_ring_, recv_bufs_ + size_t{i} * kRecvBufferSize, kRecvBufferSize,
+                          static_cast<unsigned short>(i), mask, static_cast<int>(i));
+  }
+  io_uring_buf_ring_advance(recv_ring_, kRecvBuffers);
+}
+
+void EventLoop::RecycleRecvBuffer(uint16_t bid) {
+  io_uring_buf_ring_add(recv_ring_, recv_bufs_ + size_t{bid} * kRecvBufferSize, kRecvBufferSize,
+                        bid, io_uring_buf_ring_mask(kRecvBuffers), 0);
+  io_uring_buf_ring_advance(recv_ring_, 1);
 }
 
 bool EventLoop::Init(unsigned entries, std::string* error) {
@@ -32,6 +74,20 @@ bool EventLoop::Init(unsigned entries, std::string* error) {
     *error = std::string("eventfd: ") + std::strerror(errno);
     return false;
   }
+  // LAVIK_LEGACY_IO (set, any value): the I/O paths as they were before issue #17 — one recv
+  // per read, eventfd wake-ups — to measure the difference (doc/threading.md).
+  const bool legacy = std::getenv("LAVIK_LEGACY_IO") != nullptr;
+  if (!legacy) InitRecvBuffers();
+  if (io_uring_probe* probe = io_uring_get_probe_ring(&ring_)) {
+    msg_ring_ = !legacy && io_uring_opcode_supported(probe, IORING_OP_MSG_RING);
+    io_uring_free_probe(probe);
+  }
+  // Saves the file-table lookup of the ring on every io_uring_enter (best effort).
+  if (!legacy) io_uring_register_ring_fd(&ring_);
+  msg_fail_op_.complete = [](IoOp* op, int res, uint32_t) {
+    if (res < 0) static_cast<WakeOp*>(op)->loop->Wake();
+  };
+  msg_fail_op_.loop = this;
   wake_op_.complete = &EventLoop::OnWakeRead;
   wake_op_.loop = this;
   ArmWakeRead();
@@ -61,6 +117,16 @@ void EventLoop::Wake() {
   uint64_t one = 1;
   ssize_t n = write(wake_fd_, &one, sizeof(one));
   (void)n;  // EAGAIN means a wake-up is already pending, which is all we need.
+}
+
+bool EventLoop::WakeThrough(EventLoop* target) {
+  if (!msg_ring_ || !target->ready_) return false;
+  // user_data 0 on the target: a completion that dispatches nothing, it only ends the wait. Our
+  // own completion is skipped on success; on failure it wakes the target the usual way.
+  io_uring_sqe* sqe = Prepare(&target->msg_fail_op_);
+  io_uring_prep_msg_ring(sqe, target->ring_.ring_fd, 0, 0, 0);
+  sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+  return true;
 }
 
 void EventLoop::Turn(bool may_block, int64_t timeout_us) {

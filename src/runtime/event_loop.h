@@ -47,6 +47,23 @@ class EventLoop {
 
   // Any thread: makes a sleeping Turn() return.
   void Wake();
+  // Owner thread: hands what was prepared to the kernel now (a loop that stops turning).
+  void Submit() { io_uring_submit(&ring_); }
+  // Owner thread: makes `target`'s sleeping Turn() return with a message sent through this ring
+  // (IORING_OP_MSG_RING), submitted with this turn's other submissions: no system call of its
+  // own, where Wake() costs an eventfd write here and an eventfd read there. False when the
+  // kernel lacks MSG_RING (the caller then uses target->Wake()).
+  bool WakeThrough(EventLoop* target);
+
+  // Provided buffers for multishot receives (buffer group kRecvGroup, a ring the kernel takes
+  // buffers from as data arrives). Set up by Init when the kernel has buffer rings; a consumer
+  // copies a buffer's bytes out in its completion and hands the buffer back at once.
+  static constexpr uint16_t kRecvGroup = 0;
+  static constexpr unsigned kRecvBuffers = 1024;
+  static constexpr unsigned kRecvBufferSize = 8 * 1024;
+  bool has_recv_buffers() const { return recv_ring_ != nullptr; }
+  const char* recv_buffer(uint16_t bid) const { return recv_bufs_ + size_t{bid} * kRecvBufferSize; }
+  void RecycleRecvBuffer(uint16_t bid);
 
   uint64_t turns() const { return turns_; }
   io_uring* ring() { return &ring_; }  // owner thread: e.g. to register buffers
@@ -54,6 +71,7 @@ class EventLoop {
  private:
   static void OnWakeRead(IoOp* op, int res, uint32_t flags);
   void ArmWakeRead();
+  void InitRecvBuffers();
 
   io_uring ring_{};
   bool ready_ = false;
@@ -63,7 +81,12 @@ class EventLoop {
     EventLoop* loop = nullptr;
   };
   WakeOp wake_op_;
+  // Completes a failed MSG_RING aimed at this loop (sent by another loop): falls back to Wake().
+  WakeOp msg_fail_op_;
+  bool msg_ring_ = false;  // the kernel has IORING_OP_MSG_RING
   uint64_t turns_ = 0;
+  io_uring_buf_ring* recv_ring_ = nullptr;  // kRecvBuffers entries (mmap)
+  char* recv_bufs_ = nullptr;               // kRecvBuffers x kRecvBufferSize (mmap)
 };
 
 }  // namespace lavik

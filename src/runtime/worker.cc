@@ -25,7 +25,12 @@ void Worker::Post(MailboxItem* item) {
   mailbox_.Push(item);
   // Pairs with the seq_cst store in before_sleep: either the worker sees the item before it
   // sleeps, or we see it sleeping and wake it.
-  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) loop_.Wake();
+  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) {
+    // From another worker: a ring-to-ring message that leaves with that worker's submissions of
+    // this turn (no system call per hop); from any other thread: the eventfd.
+    Worker* from = current_worker;
+    if (from == nullptr || from == this || !from->loop_.WakeThrough(&loop_)) loop_.Wake();
+  }
 }
 
 void Worker::AddTimer(int64_t interval_us, std::function<void()> fn) {
@@ -115,7 +120,10 @@ void Worker::Run(std::function<bool(std::string*)> init, std::function<bool()> d
     if (!deferred_.empty()) busy_ = true;
     for (auto& hook : turn_hooks_) hook();
     int64_t timeout = RunTimers();
-    if (stop_requested() && done()) break;
+    if (stop_requested() && done()) {
+      loop_.Submit();  // wake-ups prepared for other workers (WakeThrough) still leave
+      break;
+    }
     // While stopping, poll at least every 10 ms so `done` is re-checked.
     if (stop_requested() && (timeout < 0 || timeout > 10000)) timeout = 10000;
     loop_.Turn(true, timeout);

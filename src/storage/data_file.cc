@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -29,6 +30,29 @@ int64_t NowMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The offset/length alignment O_DIRECT reads of fd need, clamped to [512, kIoAlign]; kIoAlign
+// when the kernel does not say.
+size_t ReadAlignment(int fd, bool direct, bool block_device) {
+  constexpr size_t kSector = 512;
+  // LAVIK_LEGACY_IO: whole 4 KiB blocks, as before issue #17 (for comparisons).
+  if (std::getenv("LAVIK_LEGACY_IO") != nullptr) return kIoAlign;
+  if (!direct) return kSector;  // page cache: any offset works; keep whole sectors
+  size_t align = 0;
+  if (block_device) {
+    int sector = 0;
+    if (ioctl(fd, BLKSSZGET, &sector) == 0 && sector > 0) align = static_cast<size_t>(sector);
+  } else {
+#ifdef STATX_DIOALIGN
+    struct statx sx {};
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN)) {
+      align = sx.stx_dio_offset_align;
+    }
+#endif
+  }
+  if (align == 0 || (align & (align - 1)) != 0 || align > kIoAlign) return kIoAlign;
+  return std::max(align, kSector);
 }
 
 }  // namespace
@@ -86,6 +110,7 @@ std::unique_ptr<DataFile> DataFile::Open(const Options& options, std::string* er
     *error = "data file '" + options.path + "' is neither a regular file nor a block device";
     return nullptr;
   }
+  f->read_align_ = ReadAlignment(fd, f->direct_, f->block_device_);
 
   if (size == 0) {
     if (!f->Format(0, true, error)) return nullptr;

@@ -45,6 +45,11 @@ class DataFile {
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }
   bool direct_io() const { return direct_; }
+  // The smallest unit a read may start at and be a multiple of: the file's direct-I/O offset
+  // alignment (the device's logical block, 512 B on most disks; statx STATX_DIOALIGN or
+  // BLKSSZGET), between 512 and kIoAlign. A record is read as the run of such sectors that holds
+  // it (Store::ReadRecord), so a 1 KiB record costs at most 2 KiB, never two 4 KiB blocks.
+  size_t read_align() const { return read_align_; }
   bool fresh() const { return fresh_; }  // formatted by this Open
   Superblock& superblock() { return sb_; }
   uint64_t segment_size() const { return sb_.segment_size; }
@@ -115,6 +120,7 @@ class DataFile {
   bool direct_ = true;
   bool fresh_ = false;
   bool block_device_ = false;
+  size_t read_align_ = 4096;
   Superblock sb_;
   uint64_t max_size_ = 0;
   uint64_t new_segment_size_ = kDefaultSegmentSize;  // for formatting a new file

@@ -2,7 +2,8 @@
 // storage logic runs on an in-memory fake in tests (and SPDK can come later behind the same
 // interface).
 //
-// Every request is aligned (offset, length and buffer to kIoAlign) and completes on the owning
+// Every request is aligned (buffer to kIoAlign; offset and length to kIoAlign, or for a record
+// read to the data file's sector size, DataFile::read_align) and completes on the owning
 // worker's thread: `int res = co_await dev.Read(buf, len, off);` (res = bytes or -errno).
 // UringDevice submits through the worker's io_uring ring (O_DIRECT file); FileDevice does blocking
 // syscalls on the file and completes inline (tests, fallback); MemDevice keeps the "disk" in

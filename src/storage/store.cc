@@ -253,8 +253,10 @@ TaskOf<ReadResult> Store::ReadRecord(uint64_t fp, uint64_t l, std::string_view w
     ++stats_.buffer_reads;
     st = DecodeRecord(mem, len, seg_seq, &v);
   } else {
-    const uint64_t from = AlignDown(off);
-    const uint64_t to = AlignUp(off + len);
+    // Only the sectors holding the record (DataFile::read_align: 512 B on most devices).
+    const uint64_t align = file_->read_align();
+    const uint64_t from = off & ~(align - 1);
+    const uint64_t to = (off + len + align - 1) & ~(align - 1);
     r.buffer = device_->Buffer(to - from);
     file_->readers(seg).fetch_add(1);
     int res = co_await device_->Read(r.buffer.data(), to - from, from);

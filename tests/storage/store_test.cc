@@ -101,6 +101,39 @@ TEST_F(StoreTest, ReadsComeFromTheWriteBufferThenFromTheDevice) {
   EXPECT_EQ(s->stats().corrupt_records, 0u);
 }
 
+TEST_F(StoreTest, ADeviceReadCoversOnlyTheSectorsHoldingTheRecord) {
+  auto s = Make(NoCache());
+  const uint64_t align = file_.file()->read_align();
+  ASSERT_GE(align, 512u);
+  ASSERT_LE(align, kIoAlign);
+  ASSERT_EQ(align & (align - 1), 0u);
+  std::map<std::string, std::string> want;
+  for (int i = 0; i < 300; ++i) {
+    std::string key = "key:" + std::to_string(i);
+    want[key] = Value(1024, i);
+    ASSERT_TRUE(Put(*s, key, want[key]).ok());
+  }
+  Evict(*s);
+  const uint64_t reads0 = s->device().reads();
+  const uint64_t bytes0 = s->device().bytes_read();
+  for (const auto& [key, value] : want) {
+    ReadOutcome got = Get(*s, key);
+    ASSERT_TRUE(got.ok()) << key << ": " << got.error;
+    EXPECT_EQ(got.value, value) << key;
+  }
+  const uint64_t reads = s->device().reads() - reads0;
+  const uint64_t bytes = s->device().bytes_read() - bytes0;
+  EXPECT_EQ(reads, want.size());
+  // One read per record, of the aligned run of sectors around it: for a 1 KiB value on 512 B
+  // sectors at most 2 KiB, never two 4 KiB blocks.
+  const uint64_t record = RecordLength(std::string("key:299").size(), 1024);
+  const uint64_t most = (record + align - 1 + align - 1) / align * align;
+  EXPECT_LE(bytes, reads * most);
+  if (align == 512) {
+    EXPECT_LE(bytes, reads * 2048);
+  }
+}
+
 TEST_F(StoreTest, TypeAndTtlAreKeptAndReplacedByTheNextWrite) {
   auto s = Make();
   const int64_t expire = NowMs() + 3'600'000;
