@@ -70,7 +70,7 @@ class ClientState {
   bool discard_reply = false;                  // this command's reply goes nowhere
   bool cluster_asking = false;                 // ASKING: the next command may use an IMPORTING slot
   bool cluster_readonly = false;               // READONLY (cluster replicas)
-  bool master = false;  // a replica's link to its master (replication/replica.h): flag 'M'
+  bool master = false;   // a replica's link to its master (replication/replica.h): flag 'M'
   bool replica = false;  // a replica of ours after its PSYNC (replication/master.h): flag 'S'
   int repl_listening_port = 0;  // REPLCONF listening-port / ip-address / capa psync2
   std::string repl_ip;

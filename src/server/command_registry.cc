@@ -29,7 +29,7 @@ std::vector<std::span<const CommandSpec>> AllCommandFamilies() {
       HyperLogLogCommands(),   BitmapCommands(),        SortCommands(),
       LcsCommands(),           MemoryCommands(),        SaveCommands(),
       LolwutCommands(),        ScriptingCommands(),     DbCommands(),
-      ReplicationCommands(),   ClusterCommands(),   MigrateCommands(),
+      ReplicationCommands(),   ClusterCommands(),       MigrateCommands(),
   };
 }
 
