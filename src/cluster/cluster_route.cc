@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "base/slot.h"
+#include "client/services.h"
 #include "cluster/cluster.h"
 #include "commands/command_keys.h"
 #include "storage/store.h"
@@ -121,6 +122,31 @@ bool ClusterRouteOrReply(Cluster& cluster, const CommandSpec& spec,
     return false;
   }
   return true;
+}
+
+std::string ClusterScriptCallCheck(const Services& services, const CommandSpec& spec,
+                                   std::span<const std::string_view> args, int* slot) {
+  constexpr std::string_view kNonLocal =
+      "Script attempted to access a non local key in a cluster node";
+  *slot = -1;
+  KeyScan scan;
+  ScanKeys(spec, args, &scan);
+  if (scan.cross) return std::string(kNonLocal);
+  if (scan.slot < 0) return "";
+  const RouteTable& t = services.cluster->Routes();
+  const uint16_t owner = t.owner[scan.slot];
+  if (owner == RouteTable::kNone) return std::string(kNonLocal);
+  if (!t.ok) {
+    if (!t.allow_reads_when_down) {
+      return "Script attempted to execute a command while the cluster is down";
+    }
+    if (spec.flags & kCmdWrite) {
+      return "Script attempted to execute a write command while the cluster is down and readonly";
+    }
+  }
+  if (owner != RouteTable::kSelf && !t.importing[scan.slot]) return std::string(kNonLocal);
+  *slot = scan.slot;
+  return "";
 }
 
 bool OpenSlotRejectsOrReply(Cluster& cluster, uint32_t open, Store& store, const CommandSpec& spec,

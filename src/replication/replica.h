@@ -69,6 +69,7 @@ class Replica : public RequestHandler {
   bool loading() const { return loading_.load(std::memory_order_relaxed); }
   void WriteRole(ReplyWriter& w);
   void AppendInfo(std::string* out);  // INFO's "# Replication" section, fields only
+  int64_t repl_offset() const { return offset_.load(); }  // master_repl_offset (any thread)
 
   // The master link's connection (worker 0).
   void OnOpen(Connection& c) override;
