@@ -47,6 +47,11 @@ bool ClusterRouteOrReply(Cluster& cluster, const CommandSpec& spec,
 bool OpenSlotRejectsOrReply(Cluster& cluster, uint32_t open, Store& store, const CommandSpec& spec,
                             std::span<const std::string_view> args, int64_t now_ms, ReplyWriter& w);
 
+// EXEC's open-slot step (transaction.h's ExecOpenSlotCheck): the same verdict over the keys of
+// every queued command, on the slot's worker; "" or the -ASK/-TRYAGAIN text.
+std::string ExecOpenSlotRedirect(const Services& services, uint32_t open, Store& store,
+                                 const std::vector<TxState::Queued>& queue, int64_t now_ms);
+
 // A script's redis.call (Redis's scriptVerifyClusterState, services.cluster_script_check): ""
 // if the command's keys are in one slot this node serves and the cluster state allows it, else
 // the error the script raises. *slot: the keys' slot (-1: none). A slot MIGRATING or IMPORTING

@@ -201,6 +201,7 @@ bool Server::StartCluster(std::string* error) {
   if (!cluster_->Start(error)) return false;
   services_.cluster = cluster_.get();
   services_.cluster_script_check = &ClusterScriptCallCheck;
+  SetExecOpenSlotCheck(&ExecOpenSlotRedirect);
   services_.cluster_publish = [](const Services& s, std::string_view channel,
                                  std::string_view message) {
     s.cluster->PropagatePublish(channel, message);

@@ -181,14 +181,20 @@ def test_moved_crossslot_and_hash_tags(trio):
         p.execute()
 
 
-def test_ask_during_migration(trio):
-    nodes, clients, ps = trio
+def slot_pair(clients, ps, key):
+    """key's slot, its owner (port, client, id) and another node (port, client, id), flattened."""
     by_port = dict(zip(ps, clients))
-    slot = key_slot("mig")
+    slot = key_slot(key)
     src_port = owner_of(clients, slot)
     dst_port = next(p for p in ps if p != src_port)
     src, dst = by_port[src_port], by_port[dst_port]
     src_id, dst_id = src.execute_command("CLUSTER", "MYID"), dst.execute_command("CLUSTER", "MYID")
+    return slot, src_port, dst_port, src, dst, src_id, dst_id
+
+
+def test_ask_during_migration(trio):
+    nodes, clients, ps = trio
+    slot, src_port, dst_port, src, dst, src_id, dst_id = slot_pair(clients, ps, "mig")
     src.set("{mig}present", "here")
     assert dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) == "OK"
     assert src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) == "OK"
@@ -585,3 +591,38 @@ def test_shards_replication_offset(trio):
         mine = next(n for n in entries if n[1] == me)
         details = dict(zip(mine[::2], mine[1::2]))
         assert details["replication-offset"] == c.info("replication")["master_repl_offset"]
+
+
+def test_exec_in_a_migrating_slot(trio):
+    """EXEC checks its queued commands' keys in an open slot: a key gone since it was queued
+    gives ASK (several keys: TRYAGAIN) and the transaction is discarded."""
+    nodes, clients, ps = trio
+    slot, src_port, dst_port, src, dst, src_id, dst_id = slot_pair(clients, ps, "mx")
+    for k in ("{mx}a", "{mx}b", "{mx}c"):
+        src.set(k, "v")
+    assert dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) == "OK"
+    assert src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) == "OK"
+    tx = redis.Redis(port=src_port, decode_responses=True, single_connection_client=True)
+    # Every key present: EXEC runs here.
+    assert tx.execute_command("MULTI") == "OK"
+    assert tx.execute_command("GET", "{mx}a") == "QUEUED"
+    assert tx.execute_command("EXEC") == ["v"]
+    # A key deleted after it was queued: ASK, and the transaction is gone.
+    assert tx.execute_command("MULTI") == "OK"
+    assert tx.execute_command("GET", "{mx}b") == "QUEUED"
+    assert src.delete("{mx}b") == 1
+    with pytest.raises(redis.ResponseError) as e:
+        tx.execute_command("EXEC")
+    assert err(e) == f"ASK {slot} 127.0.0.1:{dst_port}"
+    with pytest.raises(redis.ResponseError) as e:
+        tx.execute_command("EXEC")
+    assert err(e) == "EXEC without MULTI"
+    # Two keys, one gone: TRYAGAIN.
+    assert tx.execute_command("MULTI") == "OK"
+    assert tx.execute_command("MGET", "{mx}a", "{mx}c") == "QUEUED"
+    assert src.delete("{mx}c") == 1
+    with pytest.raises(redis.ResponseError) as e:
+        tx.execute_command("EXEC")
+    assert err(e) == "TRYAGAIN Multiple keys request during rehashing of slot"
+    assert tx.get("{mx}a") == "v"
+    tx.close()
