@@ -10,6 +10,7 @@
 
 #include "blocking/list_blocking.h"
 #include "blocking/stream_blocking.h"
+#include "cluster/cluster_commands.h"
 #include "commands/families.h"
 #include "commands/key_copy.h"
 #include "commands/lcs.h"
@@ -76,7 +77,7 @@ TEST_F(CommandTableTest, HoldsEveryFamily) {
               SortCommands().size() + LcsCommands().size() + DumpCommands().size();
   expected += MemoryCommands().size() + SaveCommands().size() + LolwutCommands().size();
   expected += ScriptingCommands().size() + DbCommands().size();
-  expected += ReplicationCommands().size();
+  expected += ReplicationCommands().size() + ClusterCommands().size();
   EXPECT_EQ(table_.all().size(), expected);
   EXPECT_GT(expected, 50u);
   for (std::string_view name : {"get", "set", "mset", "del", "scan", "ping", "client", "config",
@@ -252,9 +253,10 @@ TEST_F(CommandTableTest, OnlyContainersHaveSubcommands) {
       EXPECT_EQ(CommandTable::FindSubcommand(*spec, "get"), nullptr) << spec->name;
     }
   }
-  EXPECT_EQ(containers, (std::set<std::string_view>{"acl", "client", "config", "command", "latency",
-                                                    "memory", "object", "pubsub", "script",
-                                                    "function", "slowlog", "xgroup", "xinfo"}));
+  EXPECT_EQ(containers,
+            (std::set<std::string_view>{"acl", "client", "cluster", "config", "command", "latency",
+                                        "memory", "object", "pubsub", "script", "function",
+                                        "slowlog", "xgroup", "xinfo"}));
 }
 
 TEST_F(CommandTableTest, EverySpecWithoutSubcommandsHasAHandler) {
