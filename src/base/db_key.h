@@ -82,6 +82,10 @@ class DbMap {
   // `databases`: SELECT accepts 0..Count()-1 (at most kMaxDatabases).
   static int Count() { return count_.load(std::memory_order_relaxed); }
   static void SetCount(int n) { count_.store(n, std::memory_order_relaxed); }
+  // `cluster-enabled yes` (immutable, set at start-up): only database 0 may be used, so MOVE,
+  // SWAPDB and COPY ... DB n refuse as Redis does.
+  static bool ClusterMode() { return cluster_mode_.load(std::memory_order_relaxed); }
+  static void SetClusterMode(bool on) { cluster_mode_.store(on, std::memory_order_relaxed); }
   static void Reset() {
     for (int i = 0; i < kMaxDatabases; ++i) Set(i, i);
   }
@@ -99,6 +103,7 @@ class DbMap {
   };
   static inline Table table_;
   static inline std::atomic<int> count_{kMaxDatabases};
+  static inline std::atomic<bool> cluster_mode_{false};
   static inline std::array<std::atomic<int>, kMaxDatabases>& physical_ = table_.physical;
   static inline std::array<std::atomic<int>, kMaxDatabases>& logical_ = table_.logical;
 };

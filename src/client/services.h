@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,6 +46,14 @@ struct Services {
   Replica* replica = nullptr;               // REPLICAOF, ROLE (replication/replica.h)
   Cluster* cluster = nullptr;               // cluster mode (cluster/cluster.h); null when it is off
   Master* master = nullptr;                 // PSYNC, REPLCONF, WAIT (replication/master.h)
+  // Cluster mode: may a script's redis.call run this command here (Redis's scriptVerifyCluster-
+  // State; cluster/cluster_route.h, set by the server)? "" if so, else the error; *slot: the
+  // keys' slot (-1: no keys).
+  std::string (*cluster_script_check)(const Services& services, const CommandSpec& spec,
+                                      std::span<const std::string_view> args, int* slot) = nullptr;
+  // Cluster mode: PUBLISH also goes to every other node over the bus (set by the server).
+  void (*cluster_publish)(const Services& services, std::string_view channel,
+                          std::string_view message) = nullptr;
   // True while a read-only replica refuses writes from clients (scripts check it too).
   std::function<bool()> replica_read_only;
   bool refuses_writes() const { return replica_read_only && replica_read_only(); }

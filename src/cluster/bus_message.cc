@@ -54,6 +54,8 @@ void Encode(const Message& m, std::string* out) {
     body = kNameLen;
   } else if (m.type == kUpdate) {
     body = 8 + kNameLen + kSlotBytes;
+  } else if (m.type == kPublish || m.type == kPublishShard) {
+    body = 8 + m.channel.size() + m.payload.size();
   }
   const size_t start = out->size();
   const size_t total = kHeaderSize + body;
@@ -104,6 +106,11 @@ void Encode(const Message& m, std::string* out) {
     Put64(&msg, at, m.update_epoch);
     PutBytes(&msg, at + 8, m.about, kNameLen);
     std::memcpy(msg.data() + at + 8 + kNameLen, m.update_slots.data(), kSlotBytes);
+  } else if (m.type == kPublish || m.type == kPublishShard) {
+    Put32(&msg, at, uint32_t(m.channel.size()));
+    Put32(&msg, at + 4, uint32_t(m.payload.size()));
+    PutBytes(&msg, at + 8, m.channel, m.channel.size());
+    PutBytes(&msg, at + 8 + m.channel.size(), m.payload, m.payload.size());
   }
   std::memcpy(out->data() + start, msg.data(), total);
 }
@@ -171,7 +178,15 @@ bool Decode(std::string_view b, Message* m) {
     std::memcpy(m->update_slots.data(), b.data() + at + 8 + kNameLen, kSlotBytes);
     return true;
   }
-  return true;  // PUBLISH, failover votes, MODULE: accepted, not acted on
+  if (m->type == kPublish || m->type == kPublishShard) {
+    if (b.size() < at + 8) return false;
+    const uint64_t clen = Get32(b, at), mlen = Get32(b, at + 4);
+    if (b.size() != at + 8 + clen + mlen) return false;
+    m->channel.assign(b.substr(at + 8, clen));
+    m->payload.assign(b.substr(at + 8 + clen, mlen));
+    return true;
+  }
+  return true;  // failover votes, MODULE: accepted, not acted on
 }
 
 }  // namespace lavik::cluster

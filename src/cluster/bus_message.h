@@ -14,7 +14,9 @@
 // when mflags[0] has kFlagExtData, `extensions` extensions: u32 length (header included, a
 // multiple of 8), u16 type, u16 unused, data (type 0: the announced hostname, NUL-terminated,
 // zero-padded). FAIL carries a node name [40]; UPDATE carries configEpoch u64, a node name [40]
-// and a slot bitmap [2048]. Slot bitmaps are bit (slot & 7) of byte slot / 8.
+// and a slot bitmap [2048]; PUBLISH and PUBLISHSHARD carry channel_len u32, message_len u32, then
+// the channel's and the message's bytes (no padding: totlen is exactly header + 8 + both).
+// Slot bitmaps are bit (slot & 7) of byte slot / 8.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -98,6 +100,8 @@ struct Message {
   std::string about;
   uint64_t update_epoch = 0;
   SlotBitmap update_slots{};
+  // PUBLISH / PUBLISHSHARD
+  std::string channel, payload;
 };
 
 // Appends the encoded message to *out.
@@ -108,6 +112,7 @@ uint32_t PeekLength(std::string_view buf);
 
 // Decodes one whole message (`buf` is exactly totlen bytes). False if it is malformed: a wrong
 // signature or version, or a length that does not match its type and count — Redis drops those.
+// Types without a body of interest here (failover votes, MODULE) decode their header only.
 bool Decode(std::string_view buf, Message* m);
 
 }  // namespace lavik::cluster

@@ -18,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,7 +46,8 @@ struct Node {
   std::string hostname;
   int port = 0, cport = 0, pport = 0;
   uint64_t config_epoch = 0;
-  std::string slaveof;  // a replica's master (name); empty for masters
+  uint64_t repl_offset = 0;  // the header's offset in its last message
+  std::string slaveof;       // a replica's master (name); empty for masters
   SlotBitmap slots{};
   int numslots = 0;
   int64_t ctime = 0, ping_sent = 0, pong_received = 0, data_received = 0, fail_time = 0;
@@ -90,6 +92,13 @@ class Cluster {
     int announce_port = 0, announce_bus_port = 0;
     bool require_full_coverage = true;
     bool allow_reads_when_down = false;
+    // The bus thread calls these under the state's mutex, so they must only hand work over:
+    // slots this node lost to a higher config epoch (their keys are to be deleted), a PUBLISH
+    // (shard: PUBLISHSHARD) from another node to deliver here, and this node's replication
+    // offset (INFO's master_repl_offset) for the header and SHARDS.
+    std::function<void(const std::vector<uint16_t>& slots)> on_slots_lost;
+    std::function<void(bool shard, std::string_view channel, std::string_view message)> on_publish;
+    std::function<int64_t()> repl_offset;
   };
   explicit Cluster(Options options);
   ~Cluster();
@@ -112,6 +121,10 @@ class Cluster {
   const cluster::RouteTable& Routes() const;
   // MOVED/ASK's target text ("ip:port") of an endpoint index.
   uint64_t connections() const { return links_count_.load(std::memory_order_relaxed); }
+
+  // PUBLISH in cluster mode: the message goes to every other node over the bus (Redis 7.0's
+  // clusterPropagatePublish); each delivers it to its own subscribers.
+  void PropagatePublish(std::string_view channel, std::string_view message);
 
   // --- CLUSTER commands (cluster_commands.cc); each writes its reply ---
   std::string MyId();
@@ -159,6 +172,7 @@ class Cluster {
   void Publish();
   int Quorum() const;
   std::string Endpoint(const Node& n) const;
+  uint64_t MyReplOffset() const { return opt_.repl_offset ? uint64_t(opt_.repl_offset()) : 0; }
   int64_t NodeTimeout() const { return node_timeout_ms_.load(std::memory_order_relaxed); }
 
   // cluster_bus.cc

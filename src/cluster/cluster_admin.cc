@@ -173,7 +173,7 @@ void Cluster::Shards(ReplyWriter& w) {
     w.Bulk("role");
     w.Bulk((n.flags & cluster::kSlave) ? "replica" : "master");
     w.Bulk("replication-offset");
-    w.Integer(0);
+    w.Integer(int64_t(&n == myself_ ? MyReplOffset() : n.repl_offset));
     w.Bulk("health");
     w.Bulk((n.flags & cluster::kFailFlag) ? "fail" : "online");
   };

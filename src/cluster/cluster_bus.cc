@@ -330,6 +330,7 @@ void Cluster::Header(uint16_t type, Message* m) {
   m->state = uint8_t(state_);
   m->current_epoch = current_epoch_;
   m->config_epoch = myself_->config_epoch;
+  m->offset = MyReplOffset();
   m->slots = myself_->slots;
   m->myip = opt_.announce_ip;
   m->hostname = myself_->hostname;
@@ -384,6 +385,18 @@ void Cluster::SendFail(const std::string& name) {
   Broadcast(m);
 }
 
+void Cluster::PropagatePublish(std::string_view channel, std::string_view message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Message m;
+    Header(cluster::kPublish, &m);
+    m.channel.assign(channel);
+    m.payload.assign(message);
+    Broadcast(m);
+  }
+  Wake();  // the bus thread writes the links
+}
+
 void Cluster::SendUpdate(Link* l, const Node& owner) {
   if (l == nullptr) return;
   Message m;
@@ -412,6 +425,7 @@ void Cluster::Process(Link* l, const Message& m, int64_t now) {
       sender->config_epoch = m.config_epoch;
       save_pending_ = true;
     }
+    sender->repl_offset = m.offset;
   }
   if (sender != nullptr && l->inbound && sender->inbound == nullptr && l->node == nullptr) {
     l->node = sender;
@@ -555,6 +569,9 @@ void Cluster::Process(Link* l, const Message& m, int64_t now) {
       save_pending_ = true;
       UpdateState();
     }
+  } else if (type == cluster::kPublish || type == cluster::kPublishShard) {
+    if (sender == nullptr) return;  // Redis ignores a PUBLISH from a node it does not know
+    if (opt_.on_publish) opt_.on_publish(type == cluster::kPublishShard, m.channel, m.payload);
   } else if (type == cluster::kUpdate) {
     if (sender == nullptr) return;
     Node* n = FindNode(m.about);
@@ -615,12 +632,16 @@ void Cluster::UpdateSlotsWith(Node* sender, uint64_t sender_epoch,
                               const cluster::SlotBitmap& slots) {
   if (sender == myself_) return;
   bool changed = false;
+  std::vector<uint16_t> lost;
   for (int s = 0; s < kNumSlots; ++s) {
     if (!cluster::TestSlot(slots, s) || slots_[s] == sender) continue;
     // A slot being imported is ours to settle with SETSLOT, not gossip's.
     if (importing_from_[s] != nullptr) continue;
     if (slots_[s] == nullptr || slots_[s]->config_epoch < sender_epoch) {
-      if (slots_[s] == myself_ && migrating_to_[s] != nullptr) migrating_to_[s] = nullptr;
+      if (slots_[s] == myself_) {
+        migrating_to_[s] = nullptr;
+        lost.push_back(uint16_t(s));
+      }
       DelSlot(s);
       AddSlot(sender, s);
       changed = true;
@@ -630,6 +651,9 @@ void Cluster::UpdateSlotsWith(Node* sender, uint64_t sender_epoch,
     save_pending_ = true;
     UpdateState();
   }
+  // Keys left in slots another master now owns are stale (Redis's delKeysInSlot); the routing
+  // table already sends their clients to the new owner.
+  if (!lost.empty() && opt_.on_slots_lost) opt_.on_slots_lost(lost);
 }
 
 void Cluster::HandleEpochCollision(Node* sender) {

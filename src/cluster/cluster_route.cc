@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "base/slot.h"
+#include "client/services.h"
 #include "cluster/cluster.h"
 #include "commands/command_keys.h"
 #include "storage/store.h"
@@ -110,7 +111,6 @@ bool ClusterRouteOrReply(Cluster& cluster, const CommandSpec& spec,
   }
   if ((migrating || importing) && spec.name == "migrate") return true;
   if (migrating || (importing && (asking || spec.name == "restore-asking"))) {
-    if (queued != nullptr) return true;  // EXEC: its keys are taken as present (doc/cluster.md)
     uint32_t bits = migrating ? open_slot::kMigrating : open_slot::kImporting;
     if (scan.multiple) bits |= open_slot::kMultipleKeys;
     *open = open_slot::Pack(bits, slot);
@@ -123,31 +123,76 @@ bool ClusterRouteOrReply(Cluster& cluster, const CommandSpec& spec,
   return true;
 }
 
-bool OpenSlotRejectsOrReply(Cluster& cluster, uint32_t open, Store& store, const CommandSpec& spec,
-                            std::span<const std::string_view> args, int64_t now_ms,
-                            ReplyWriter& w) {
+std::string ClusterScriptCallCheck(const Services& services, const CommandSpec& spec,
+                                   std::span<const std::string_view> args, int* slot) {
+  constexpr std::string_view kNonLocal =
+      "Script attempted to access a non local key in a cluster node";
+  *slot = -1;
+  KeyScan scan;
+  ScanKeys(spec, args, &scan);
+  if (scan.cross) return std::string(kNonLocal);
+  if (scan.slot < 0) return "";
+  const RouteTable& t = services.cluster->Routes();
+  const uint16_t owner = t.owner[scan.slot];
+  if (owner == RouteTable::kNone) return std::string(kNonLocal);
+  if (!t.ok) {
+    if (!t.allow_reads_when_down) {
+      return "Script attempted to execute a command while the cluster is down";
+    }
+    if (spec.flags & kCmdWrite) {
+      return "Script attempted to execute a write command while the cluster is down and readonly";
+    }
+  }
+  if (owner != RouteTable::kSelf && !t.importing[scan.slot]) return std::string(kNonLocal);
+  *slot = scan.slot;
+  return "";
+}
+
+namespace {
+
+// Redis's verdict for an open slot once the missing keys are counted: "" to run, else the error.
+std::string OpenSlotVerdict(Cluster& cluster, uint32_t open, int missing) {
+  if (missing == 0) return "";
+  const int slot = open_slot::SlotOf(open);
+  if (open & open_slot::kMultipleKeys) {
+    return "TRYAGAIN Multiple keys request during rehashing of slot";
+  }
+  if (!(open & open_slot::kMigrating)) return "";
+  const RouteTable& t = cluster.Routes();
+  const uint16_t to = t.migrating[slot];
+  if (to == RouteTable::kNone) return "";  // the migration ended meanwhile
+  return "ASK " + std::to_string(slot) + " " + t.endpoints[to];
+}
+
+int MissingKeys(Store& store, const CommandSpec& spec, std::span<const std::string_view> args,
+                int64_t now_ms) {
   int missing = 0;
   for (const KeyRef& k : KeysOfCall(spec, args)) {
     if (!store.Lookup(args[k.arg], now_ms).exists) ++missing;
   }
-  if (missing == 0) return false;
-  const int slot = open_slot::SlotOf(open);
-  if (open & open_slot::kMigrating) {
-    if (open & open_slot::kMultipleKeys) {
-      w.Error("TRYAGAIN Multiple keys request during rehashing of slot");
-      return true;
-    }
-    const RouteTable& t = cluster.Routes();
-    const uint16_t to = t.migrating[slot];
-    if (to == RouteTable::kNone) return false;  // the migration ended meanwhile
-    Redirect(w, "ASK", slot, t.endpoints[to]);
-    return true;
+  return missing;
+}
+
+}  // namespace
+
+bool OpenSlotRejectsOrReply(Cluster& cluster, uint32_t open, Store& store, const CommandSpec& spec,
+                            std::span<const std::string_view> args, int64_t now_ms,
+                            ReplyWriter& w) {
+  const std::string error = OpenSlotVerdict(cluster, open, MissingKeys(store, spec, args, now_ms));
+  if (error.empty()) return false;
+  w.Error(error);
+  return true;
+}
+
+std::string ExecOpenSlotRedirect(const Services& services, uint32_t open, Store& store,
+                                 const std::vector<TxState::Queued>& queue, int64_t now_ms) {
+  int missing = 0;
+  std::vector<std::string_view> views;
+  for (const TxState::Queued& q : queue) {
+    views.assign(q.args.begin(), q.args.end());
+    missing += MissingKeys(store, *q.spec, views, now_ms);
   }
-  if (open & open_slot::kMultipleKeys) {
-    w.Error("TRYAGAIN Multiple keys request during rehashing of slot");
-    return true;
-  }
-  return false;
+  return OpenSlotVerdict(*services.cluster, open, missing);
 }
 
 }  // namespace lavik

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "commands/command.h"
@@ -23,6 +24,7 @@ namespace lavik {
 
 class Cluster;
 class Store;
+struct Services;
 
 // Context::cluster_open packs an open slot's facts for the run site.
 namespace open_slot {
@@ -44,5 +46,17 @@ bool ClusterRouteOrReply(Cluster& cluster, const CommandSpec& spec,
 // answers -ASK / -TRYAGAIN as Redis does for an open slot. True if it answered (do not run).
 bool OpenSlotRejectsOrReply(Cluster& cluster, uint32_t open, Store& store, const CommandSpec& spec,
                             std::span<const std::string_view> args, int64_t now_ms, ReplyWriter& w);
+
+// EXEC's open-slot step (transaction.h's ExecOpenSlotCheck): the same verdict over the keys of
+// every queued command, on the slot's worker; "" or the -ASK/-TRYAGAIN text.
+std::string ExecOpenSlotRedirect(const Services& services, uint32_t open, Store& store,
+                                 const std::vector<TxState::Queued>& queue, int64_t now_ms);
+
+// A script's redis.call (Redis's scriptVerifyClusterState, services.cluster_script_check): ""
+// if the command's keys are in one slot this node serves and the cluster state allows it, else
+// the error the script raises. *slot: the keys' slot (-1: none). A slot MIGRATING or IMPORTING
+// here counts as served (the script holds every shard; doc/cluster.md).
+std::string ClusterScriptCallCheck(const Services& services, const CommandSpec& spec,
+                                   std::span<const std::string_view> args, int* slot);
 
 }  // namespace lavik

@@ -39,23 +39,51 @@ void AppendFlags(uint16_t f, std::string* out) {
   if (out->size() == start) out->append("noflags");
 }
 
-uint16_t ParseFlags(std::string_view s) {
+// CLUSTER NODES' flags field; false on a flag Redis does not write (Redis panics on one).
+bool ParseFlags(std::string_view s, uint16_t* flags) {
   uint16_t f = 0;
   while (!s.empty()) {
     size_t c = s.find(',');
     std::string_view w = s.substr(0, c);
-    if (w == "myself") f |= cluster::kMyself;
-    if (w == "master") f |= cluster::kMaster;
-    if (w == "slave") f |= cluster::kSlave;
-    if (w == "fail?") f |= cluster::kPfail;
-    if (w == "fail") f |= cluster::kFailFlag;
-    if (w == "handshake") f |= cluster::kHandshake;
-    if (w == "noaddr") f |= cluster::kNoAddr;
-    if (w == "nofailover") f |= cluster::kNoFailover;
+    if (w == "myself") {
+      f |= cluster::kMyself;
+    } else if (w == "master") {
+      f |= cluster::kMaster;
+    } else if (w == "slave") {
+      f |= cluster::kSlave;
+    } else if (w == "fail?") {
+      f |= cluster::kPfail;
+    } else if (w == "fail") {
+      f |= cluster::kFailFlag;
+    } else if (w == "handshake") {
+      f |= cluster::kHandshake;
+    } else if (w == "noaddr") {
+      f |= cluster::kNoAddr;
+    } else if (w == "nofailover") {
+      f |= cluster::kNoFailover;
+    } else if (w != "noflags") {
+      return false;
+    }
     if (c == std::string_view::npos) break;
     s.remove_prefix(c + 1);
   }
-  return f;
+  *flags = f;
+  return true;
+}
+
+// A decimal field of nodes.conf: digits only, at most `max`.
+bool ParseField(std::string_view s, uint64_t max, uint64_t* v) {
+  if (s.empty() || s.size() > 20) return false;
+  uint64_t x = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    const uint64_t d = uint64_t(c - '0');
+    if (x > (UINT64_MAX - d) / 10) return false;
+    x = x * 10 + d;
+  }
+  if (x > max) return false;
+  *v = x;
+  return true;
 }
 
 std::vector<std::string_view> Words(std::string_view line) {
@@ -210,8 +238,10 @@ bool Cluster::LoadConfig(std::string* error) {
       return false;
     };
     if (w[0] == "vars") {
+      if (w.size() % 2 != 1) return bad("a vars name without a value");
       for (size_t i = 1; i + 1 < w.size(); i += 2) {
-        const uint64_t v = std::strtoull(std::string(w[i + 1]).c_str(), nullptr, 10);
+        uint64_t v = 0;
+        if (!ParseField(w[i + 1], UINT64_MAX, &v)) return bad("bad vars value");
         if (w[i] == "currentEpoch") current_epoch_ = v;
         if (w[i] == "lastVoteEpoch") last_vote_epoch_ = v;
       }
@@ -229,40 +259,64 @@ bool Cluster::LoadConfig(std::string* error) {
     }
     size_t colon = addr.rfind(':');
     size_t at = addr.find('@');
-    if (colon == std::string_view::npos) return bad("bad address");
+    if (colon == std::string_view::npos || (at != std::string_view::npos && at < colon)) {
+      return bad("bad address");
+    }
+    uint64_t port = 0, cport = 0, ping = 0, pong = 0, epoch = 0;
+    if (!ParseField(addr.substr(colon + 1, at == std::string_view::npos ? at : at - colon - 1),
+                    65535, &port)) {
+      return bad("bad port");
+    }
+    if (at != std::string_view::npos && !ParseField(addr.substr(at + 1), 65535, &cport)) {
+      return bad("bad bus port");
+    }
+    uint16_t flags = 0;
+    if (!ParseFlags(w[2], &flags)) return bad("unknown flag");
+    if (w[3] != "-" && w[3].size() != cluster::kNameLen) return bad("bad master name");
+    if (!ParseField(w[4], UINT64_MAX, &ping) || !ParseField(w[5], UINT64_MAX, &pong)) {
+      return bad("bad ping or pong time");
+    }
+    if (!ParseField(w[6], UINT64_MAX, &epoch)) return bad("bad config epoch");
+    if (w[7] != "connected" && w[7] != "disconnected") return bad("bad link state");
+    if ((flags & cluster::kMyself) && myself_ != nullptr && myself_ != n) {
+      return bad("a second myself node");
+    }
     n->ip = std::string(addr.substr(0, colon));
-    n->port = std::atoi(std::string(addr.substr(colon + 1, at - colon - 1)).c_str());
-    n->cport = at == std::string_view::npos ? n->port + 10000
-                                            : std::atoi(std::string(addr.substr(at + 1)).c_str());
-    n->flags = ParseFlags(w[2]) & ~(cluster::kPfail | cluster::kHandshake | cluster::kMeetFlag);
+    n->port = int(port);
+    n->cport = at == std::string_view::npos ? n->port + 10000 : int(cport);
+    n->flags = flags & ~(cluster::kPfail | cluster::kHandshake | cluster::kMeetFlag);
     if (n->flags & cluster::kMyself) myself_ = n;
     n->slaveof = w[3] == "-" ? std::string() : std::string(w[3]);
-    if (std::atoll(std::string(w[4]).c_str()) != 0) n->ping_sent = now;
-    if (std::atoll(std::string(w[5]).c_str()) != 0) n->pong_received = now;
-    n->config_epoch = std::strtoull(std::string(w[6]).c_str(), nullptr, 10);
+    if (ping != 0) n->ping_sent = now;
+    if (pong != 0) n->pong_received = now;
+    n->config_epoch = epoch;
     for (size_t i = 8; i < w.size(); ++i) {
       std::string_view s = w[i];
       if (s.front() == '[') {
         // [slot->-name] migrating, [slot-<-name] importing
         size_t dash = s.find('-');
-        if (dash == std::string_view::npos || s.size() < dash + 3 + cluster::kNameLen) {
+        if (dash == std::string_view::npos || s.size() != dash + 4 + cluster::kNameLen ||
+            (s[dash + 1] != '>' && s[dash + 1] != '<') || s.back() != ']') {
           return bad("bad open slot");
         }
-        int slot = std::atoi(std::string(s.substr(1, dash - 1)).c_str());
+        uint64_t slot = 0;
+        if (!ParseField(s.substr(1, dash - 1), kNumSlots - 1, &slot)) return bad("bad slot");
         bool migrating = s[dash + 1] == '>';
         std::string other(s.substr(dash + 3, cluster::kNameLen));
         Node* o = FindNode(other);
         if (o == nullptr) o = CreateNode(other, 0);
-        if (slot < 0 || slot >= kNumSlots) return bad("bad slot");
         (migrating ? migrating_to_ : importing_from_)[slot] = o;
         continue;
       }
       size_t dash = s.find('-');
-      int a = std::atoi(std::string(s.substr(0, dash)).c_str());
-      int b =
-          dash == std::string_view::npos ? a : std::atoi(std::string(s.substr(dash + 1)).c_str());
-      if (a < 0 || b >= kNumSlots || a > b) return bad("bad slot range");
-      for (int x = a; x <= b; ++x) AddSlot(n, x);
+      uint64_t a = 0, b = 0;
+      if (!ParseField(s.substr(0, dash), kNumSlots - 1, &a) ||
+          (dash != std::string_view::npos && !ParseField(s.substr(dash + 1), kNumSlots - 1, &b))) {
+        return bad("bad slot range");
+      }
+      if (dash == std::string_view::npos) b = a;
+      if (a > b) return bad("bad slot range");
+      for (uint64_t x = a; x <= b; ++x) AddSlot(n, int(x));
     }
   }
   if (myself_ == nullptr) {

@@ -41,6 +41,10 @@ bool DbIndexOrReply(Context& ctx, std::string_view arg, std::string_view not_int
 }
 
 Task Move(Context& ctx) {
+  if (DbMap::ClusterMode()) {
+    ctx.reply->Error("ERR MOVE is not allowed in cluster mode");
+    co_return;
+  }
   int target;
   if (!DbIndexOrReply(ctx, ctx.args[2], kErrNotInteger, &target)) co_return;
   const int dst_db = DbMap::Physical(target);
@@ -90,6 +94,10 @@ Task Move(Context& ctx) {
 }
 
 Task SwapDb(Context& ctx) {
+  if (DbMap::ClusterMode()) {
+    ctx.reply->Error("ERR SWAPDB is not allowed in cluster mode");
+    co_return;
+  }
   int a, b;
   if (!DbIndexOrReply(ctx, ctx.args[1], "ERR invalid first DB index", &a) ||
       !DbIndexOrReply(ctx, ctx.args[2], "ERR invalid second DB index", &b)) {

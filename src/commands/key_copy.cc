@@ -61,6 +61,7 @@ Task Copy(Context& ctx) {
   const std::string_view src = ctx.args[1];
   std::string dst(ctx.args[2]);
   bool replace = false;
+  bool other_db = false;
   for (size_t j = 3; j < ctx.args.size(); ++j) {
     if (EqualsNoCase(ctx.args[j], "replace")) {
       replace = true;
@@ -79,11 +80,16 @@ Task Copy(Context& ctx) {
         co_return;
       }
       dst = DbKey(DbMap::Physical(static_cast<int>(db)), ClientKey(ctx.args[2]));
+      other_db = db != 0;
       ++j;
     } else {
       ctx.reply->Error(kErrSyntax);
       co_return;
     }
+  }
+  if (DbMap::ClusterMode() && other_db) {
+    ctx.reply->Error("ERR Copying to another database is not allowed in cluster mode");
+    co_return;
   }
   if (src == dst) {
     ctx.reply->Error("ERR source and destination objects are the same");

@@ -117,6 +117,11 @@ Task Unsubscribe(Context& ctx, PubSubKind kind) {
 Task Publish(Context& ctx, PubSubKind kind) {
   const int home = ctx.client->conn->worker()->id();
   ctx.reply->Integer(ctx.services->pubsub->PublishOn(home, kind, ctx.args[1], ctx.args[2]));
+  // Redis Cluster 7.0 broadcasts PUBLISH to every node; SPUBLISH stays in its shard (here: this
+  // node, Lavik's cluster nodes having no replicas). The reply counts this node's receivers.
+  if (kind == PubSubKind::kChannel && ctx.services->cluster_publish != nullptr) {
+    ctx.services->cluster_publish(*ctx.services, ctx.args[1], ctx.args[2]);
+  }
   co_return;
 }
 

@@ -97,6 +97,7 @@ class Replica : public RequestHandler {
   void AdvanceOffset(int64_t n) { offset_.fetch_add(n, std::memory_order_relaxed); }
   void NewHistory();  // the first backlog: a new replid, no replid2 (Redis's changeReplicationId)
   void AppendInfo(std::string* out);  // INFO's "# Replication" section, fields only
+  int64_t repl_offset() const { return offset_.load(); }  // master_repl_offset (any thread)
 
   // The master link's connection (worker 0).
   void OnOpen(Connection& c) override;

@@ -217,7 +217,7 @@ std::string LoadFunctionLibrary(std::string_view code) {
 }
 
 bool FunctionRegistry::Find(std::string_view name, std::string* library, std::string* code,
-                            bool* no_writes, bool* allow_oom) const {
+                            bool* no_writes, bool* allow_oom, ClusterScriptFlags* cluster) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = function_library_.find(name);
   if (it == function_library_.end()) return false;
@@ -228,6 +228,12 @@ bool FunctionRegistry::Find(std::string_view name, std::string* library, std::st
     if (f.name != name) continue;
     *no_writes = f.no_writes;
     if (allow_oom != nullptr) *allow_oom = f.allow_oom;
+    if (cluster != nullptr) {
+      for (const std::string& flag : f.flags) {
+        if (flag == "no-cluster") cluster->no_cluster = true;
+        if (flag == "allow-cross-slot-keys") cluster->allow_cross_slot = true;
+      }
+    }
   }
   return true;
 }

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "scripting/script_flags.h"
+
 namespace lavik {
 
 struct FunctionInfo {
@@ -70,7 +72,7 @@ class FunctionRegistry {
   std::vector<std::string> Codes() const;
   // The library of function `name` (its code) and the function's no-writes and allow-oom flags.
   bool Find(std::string_view name, std::string* library, std::string* code, bool* no_writes,
-            bool* allow_oom = nullptr) const;
+            bool* allow_oom = nullptr, ClusterScriptFlags* cluster = nullptr) const;
   size_t library_count() const;
   size_t function_count() const;
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }

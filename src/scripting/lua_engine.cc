@@ -273,6 +273,21 @@ bool RunCommand(lua_State* L, ScriptRun& run) {
     return true;
   }
   if (write) RunningScript().wrote.store(true, std::memory_order_relaxed);
+  if (ctx.services->cluster != nullptr && !(ctx.client && ctx.client->master)) {
+    int slot = -1;
+    std::string error = ctx.services->cluster_script_check(*ctx.services, *spec, argv, &slot);
+    if (error.empty() && slot >= 0 && !run.cluster.allow_cross_slot) {
+      if (run.cluster_slot < 0) {
+        run.cluster_slot = slot;
+      } else if (run.cluster_slot != slot) {
+        error = "Script attempted to access keys that do not hash to the same slot";
+      }
+    }
+    if (!error.empty()) {
+      PushLuaError(L, error);
+      return true;
+    }
+  }
   run.call_reply.clear();
   ReplyWriter w(&run.call_reply, run.resp);
   Fiber& fiber = Fiber::Local();
@@ -585,14 +600,15 @@ std::string LuaEngine::CompileError(std::string_view body) {
   return error;
 }
 
-bool LuaEngine::Compiled(const std::string& sha, bool* no_writes, bool* allow_oom,
-                         bool* shebang) const {
+bool LuaEngine::Compiled(const std::string& sha, bool* no_writes, bool* allow_oom, bool* shebang,
+                         ClusterScriptFlags* cluster) const {
   if (generation_ != SourceGeneration()) return false;
   auto it = functions_.find(sha);
   if (it == functions_.end()) return false;
   *no_writes = it->second.no_writes;
   *allow_oom = it->second.allow_oom;
   *shebang = it->second.shebang;
+  *cluster = it->second.cluster;
   return true;
 }
 
@@ -618,8 +634,8 @@ bool LuaEngine::PushFunction(ScriptRun& run) {
     return false;
   }
   lua_pushvalue(L_, -1);
-  functions_[run.sha] =
-      Function{luaL_ref(L_, LUA_REGISTRYINDEX), run.no_writes, run.allow_oom, run.shebang};
+  functions_[run.sha] = Function{luaL_ref(L_, LUA_REGISTRYINDEX), run.no_writes, run.allow_oom,
+                                 run.shebang, run.cluster};
   return true;
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "commands/command.h"
+#include "scripting/script_flags.h"
 
 struct lua_State;
 
@@ -68,13 +69,15 @@ struct ScriptRun {
   std::string sha;
   std::span<const std::string_view> keys;
   std::span<const std::string_view> args;
-  bool read_only = false;     // EVAL_RO / EVALSHA_RO / #!lua flags=no-writes
-  bool no_writes = false;     // the shebang's no-writes (remembered with the compiled script)
-  bool shebang = false;       // the script has a shebang (EVAL_RO refuses one without no-writes)
-  bool allow_oom = false;     // the shebang's or function's allow-oom
-  bool oom_at_start = false;  // over maxmemory when it started: its first denyoom call fails
-  std::string library;        // FCALL: the function's library (its code in body_storage)
-  int resp = 2;               // redis.setresp
+  bool read_only = false;      // EVAL_RO / EVALSHA_RO / #!lua flags=no-writes
+  bool no_writes = false;      // the shebang's no-writes (remembered with the compiled script)
+  bool shebang = false;        // the script has a shebang (EVAL_RO refuses one without no-writes)
+  bool allow_oom = false;      // the shebang's or function's allow-oom
+  ClusterScriptFlags cluster;  // no-cluster, allow-cross-slot-keys (script_flags.h)
+  int cluster_slot = -1;       // cluster mode: the slot of the keys touched so far (-1: none)
+  bool oom_at_start = false;   // over maxmemory when it started: its first denyoom call fails
+  std::string library;         // FCALL: the function's library (its code in body_storage)
+  int resp = 2;                // redis.setresp
   int64_t start_ns = 0;
   // redis.call's scratch: the command's arguments and reply (here so that nothing with a
   // destructor is on the C stack when Lua raises an error with longjmp).
@@ -99,7 +102,8 @@ class LuaEngine {
 
   // Whether this worker has `sha` (lowercase) compiled since the last SCRIPT FLUSH; if so,
   // *no_writes, *allow_oom are its shebang's flags and Run() will not need the body.
-  bool Compiled(const std::string& sha, bool* no_writes, bool* allow_oom, bool* shebang) const;
+  bool Compiled(const std::string& sha, bool* no_writes, bool* allow_oom, bool* shebang,
+                ClusterScriptFlags* cluster) const;
 
   // The compile error of a script ("" if it compiles), as SCRIPT LOAD and EVAL report it.
   static std::string CompileError(std::string_view body);
@@ -129,6 +133,7 @@ class LuaEngine {
     bool no_writes;
     bool allow_oom;
     bool shebang;
+    ClusterScriptFlags cluster;
   };
   std::unordered_map<std::string, Function> functions_;     // by sha
   size_t memory_ = 0;                                       // this state's share of TotalMemory()

@@ -6,6 +6,7 @@
 #include "base/ascii.h"
 #include "base/clock.h"
 #include "base/numbers.h"
+#include "base/slot.h"
 #include "client/services.h"
 #include "commands/multi_shard.h"
 #include "config/config_registry.h"
@@ -16,6 +17,7 @@
 #include "scripting/function_registry.h"
 #include "scripting/lua_engine.h"
 #include "scripting/script_cache.h"
+#include "scripting/script_flags.h"
 #include "scripting/script_locks.h"
 #include "scripting/scripting.h"
 
@@ -47,7 +49,7 @@ void ConfigureScripting(ConfigRegistry& registry) {
 
 namespace {
 bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* allow_oom,
-                         bool* shebang);
+                         bool* shebang, ClusterScriptFlags* cluster = nullptr);
 }  // namespace
 
 bool ScriptMayWrite(const CommandSpec& spec, std::span<const std::string_view> args) {
@@ -89,8 +91,12 @@ std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
 // "#!lua flags=a,b" (Redis 7.0's shebang): sets *shebang, *no_writes and *allow_oom; false
 // (error written) if invalid.
 bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, bool* allow_oom,
-                         bool* shebang) {
-  if (!body.starts_with("#!")) return true;
+                         bool* shebang, ClusterScriptFlags* cluster) {
+  if (!body.starts_with("#!")) {
+    // Redis 7.0: a script without a shebang (eval compatibility mode) may touch keys of any slot.
+    if (cluster != nullptr) cluster->allow_cross_slot = true;
+    return true;
+  }
   *shebang = true;
   const size_t nl = body.find('\n');
   if (nl == std::string_view::npos) {
@@ -115,7 +121,11 @@ bool ParseShebangOrReply(Context& ctx, std::string_view body, bool* no_writes, b
         *no_writes = true;
       } else if (f == "allow-oom") {
         *allow_oom = true;
-      } else if (f != "allow-stale" && f != "no-cluster" && f != "allow-cross-slot-keys") {
+      } else if (f == "no-cluster") {
+        if (cluster != nullptr) cluster->no_cluster = true;
+      } else if (f == "allow-cross-slot-keys") {
+        if (cluster != nullptr) cluster->allow_cross_slot = true;
+      } else if (f != "allow-stale") {
         ctx.reply->Error("ERR Unexpected flag in script shebang: " + std::string(f));
         return false;
       }
@@ -143,9 +153,10 @@ bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
   bool no_writes = false;
   bool allow_oom = false;
   bool shebang = false;
+  ClusterScriptFlags cluster;
   if (source == Source::kFunction) {
     if (!FunctionRegistry::Get().Find(ctx.args[1], &run.library, &run.body_storage, &no_writes,
-                                      &allow_oom)) {
+                                      &allow_oom, &cluster)) {
       ctx.reply->Error("ERR Function not found");
       return false;
     }
@@ -154,18 +165,23 @@ bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
   } else if (source == Source::kSha) {
     run.sha = LowerSha(ctx.args[1]);
     // A script this worker has compiled since the last SCRIPT FLUSH needs no cache lookup.
-    run.body_known = !LuaEngine::Local().Compiled(run.sha, &no_writes, &allow_oom, &shebang);
+    run.body_known =
+        !LuaEngine::Local().Compiled(run.sha, &no_writes, &allow_oom, &shebang, &cluster);
     if (run.body_known) {
       if (!cache.Find(run.sha, body)) {
         ctx.reply->Error(kErrNoScript);
         return false;
       }
-      if (!ParseShebangOrReply(ctx, *body, &no_writes, &allow_oom, &shebang)) return false;
+      if (!ParseShebangOrReply(ctx, *body, &no_writes, &allow_oom, &shebang, &cluster)) {
+        return false;
+      }
     }
   } else {
     body->assign(ctx.args[1]);
     run.sha = Sha1Hex(*body);
-    if (!ParseShebangOrReply(ctx, *body, &no_writes, &allow_oom, &shebang)) return false;
+    if (!ParseShebangOrReply(ctx, *body, &no_writes, &allow_oom, &shebang, &cluster)) {
+      return false;
+    }
     if (!cache.Exists(run.sha)) {
       std::string error = LuaEngine::CompileError(*body);
       if (!error.empty()) {
@@ -174,6 +190,10 @@ bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
       }
       cache.Add(*body);
     }
+  }
+  if (cluster.no_cluster && ctx.services->cluster != nullptr) {
+    ctx.reply->Error("ERR Can not run script on cluster, 'no-cluster' flag is set.");
+    return false;
   }
   if (read_only && shebang && !no_writes) {
     ctx.reply->Error(kErrRoWithWriteFlag);
@@ -186,6 +206,7 @@ bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
   run.no_writes = no_writes;
   run.allow_oom = allow_oom;
   run.shebang = shebang;
+  run.cluster = cluster;
   run.read_only = read_only || no_writes;
   return true;
 }
@@ -223,6 +244,9 @@ Task EvalGeneric(Context& ctx, Source source, bool read_only) {
   run.ctx = &ctx;
   run.body = body;
   run.keys = ctx.args.subspan(3, numkeys);
+  // Cluster mode: the declared keys fix the script's slot (the request path checked they share
+  // one); redis.call's keys must stay in it unless the script allows cross-slot keys.
+  run.cluster_slot = run.keys.empty() ? -1 : KeyHashSlot(run.keys[0]);
   run.args = ctx.args.subspan(3 + numkeys);
 
   if (!ctx.in_exec) {

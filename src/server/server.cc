@@ -22,6 +22,8 @@
 #include "client/client_state.h"
 #include "cluster/cluster.h"
 #include "commands/migrate.h"
+#include "cluster/cluster_route.h"
+#include "cluster/local_effects.h"
 #include "config/live_settings.h"
 #include "pubsub/keyspace_publish.h"
 #include "pubsub/pubsub.h"
@@ -86,6 +88,7 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   ResolveMemoryDefaults(&config_);  // cache-mb and max-memory
   registry_.LoadFrom(config_);
   if (const std::string* n = registry_.Value("databases")) DbMap::SetCount(std::stoi(*n));
+  DbMap::SetClusterMode(ConfigValue("cluster-enabled") == "yes");
   acl_ = std::make_unique<Acl>(table_);
   if (!config_.requirepass.empty()) acl_->SetDefaultPassword(config_.requirepass);
   for (const auto& [name, value] : config_.extra_params) {
@@ -237,9 +240,22 @@ bool Server::StartCluster(std::string* error) {
   o.announce_bus_port = static_cast<int>(num("cluster-announce-bus-port"));
   o.require_full_coverage = ConfigValue("cluster-require-full-coverage") == "yes";
   o.allow_reads_when_down = ConfigValue("cluster-allow-reads-when-down") == "yes";
+  o.on_slots_lost = [this](const std::vector<uint16_t>& slots) {
+    DeleteKeysInSlots(*shards_, slots);
+  };
+  o.on_publish = [this](bool shard, std::string_view channel, std::string_view message) {
+    PublishFromBus(services_, shard, channel, message);
+  };
+  o.repl_offset = [this] { return replica_->repl_offset(); };
   cluster_ = std::make_unique<Cluster>(std::move(o));
   if (!cluster_->Start(error)) return false;
   services_.cluster = cluster_.get();
+  services_.cluster_script_check = &ClusterScriptCallCheck;
+  SetExecOpenSlotCheck(&ExecOpenSlotRedirect);
+  services_.cluster_publish = [](const Services& s, std::string_view channel,
+                                 std::string_view message) {
+    s.cluster->PropagatePublish(channel, message);
+  };
   Cluster* c = cluster_.get();
   registry_.OnChange("cluster-node-timeout", [c](std::string_view v) {
     c->SetNodeTimeout(std::atoll(std::string(v).c_str()));

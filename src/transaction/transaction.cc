@@ -369,6 +369,8 @@ Task RunQueued(Context& exec, const TxState::Queued& q, ReplyWriter* w) {
   co_await RunHoldingShards(exec, q.spec, argv, w);
 }
 
+ExecOpenSlotCheck exec_open_slot_check = nullptr;  // cluster mode only
+
 Task Exec(Context& ctx) {
   TxState* tx = ctx.client->tx.get();
   if (tx == nullptr || !tx->in_multi) {
@@ -411,6 +413,30 @@ Task Exec(Context& ctx) {
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   for (int id : ids) co_await ShardLockAwaiter(&shards->at(id), tx);
 
+  const uint32_t open = ctx.cluster_open;
+  ctx.cluster_open = 0;
+  std::string redirect;
+  if (open != 0 && exec_open_slot_check != nullptr) {
+    // All the queue's keys are in this one slot (the dispatcher refused CROSSSLOT).
+    Shard* s = &shards->at(shards->SlotShard(static_cast<uint16_t>(open >> 16)));
+    const int64_t now = NowMs();
+    if (s->worker == Worker::Current()) {
+      redirect = exec_open_slot_check(*ctx.services, open, s->store, queue, now);
+    } else {
+      co_await ShardHop(s->worker, [&, s, now]() {
+        redirect = exec_open_slot_check(*ctx.services, open, s->store, queue, now);
+      });
+    }
+  }
+  if (!redirect.empty()) {
+    tx->Unwatch();
+    for (int id : ids) {
+      Shard* s = &shards->at(id);
+      co_await ShardHop(s->worker, [s]() { s->Unlock(); });
+    }
+    ctx.reply->Error(redirect);
+    co_return;
+  }
   const bool broken = tx->WatchBroken(NowMs());
   tx->Unwatch();
   std::string out;
@@ -448,6 +474,8 @@ const CommandSpec kTransactionCommands[] = {
 };
 
 }  // namespace
+
+void SetExecOpenSlotCheck(ExecOpenSlotCheck check) { exec_open_slot_check = check; }
 
 std::span<const CommandSpec> TransactionCommands() { return kTransactionCommands; }
 

@@ -145,6 +145,15 @@ class MultiRejectGuard {
 bool QueueInMultiOrReply(ClientState* cl, const CommandSpec* spec,
                          std::span<const std::string_view> args);
 
+// Cluster mode: when EXEC's queue names keys of a slot MIGRATING or IMPORTING here (the
+// dispatcher's check left ctx.cluster_open set), EXEC calls this on the slot's worker once it
+// holds its shards and before anything runs: "" to go on, else the -ASK/-TRYAGAIN text, and EXEC
+// then discards the transaction as Redis does (cluster/cluster_route.h; set once at start-up).
+using ExecOpenSlotCheck = std::string (*)(const Services& services, uint32_t open, Store& store,
+                                          const std::vector<TxState::Queued>& queue,
+                                          int64_t now_ms);
+void SetExecOpenSlotCheck(ExecOpenSlotCheck check);
+
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH.
 std::span<const CommandSpec> TransactionCommands();
 

@@ -181,14 +181,20 @@ def test_moved_crossslot_and_hash_tags(trio):
         p.execute()
 
 
-def test_ask_during_migration(trio):
-    nodes, clients, ps = trio
+def slot_pair(clients, ps, key):
+    """key's slot, its owner (port, client, id) and another node (port, client, id), flattened."""
     by_port = dict(zip(ps, clients))
-    slot = key_slot("mig")
+    slot = key_slot(key)
     src_port = owner_of(clients, slot)
     dst_port = next(p for p in ps if p != src_port)
     src, dst = by_port[src_port], by_port[dst_port]
     src_id, dst_id = src.execute_command("CLUSTER", "MYID"), dst.execute_command("CLUSTER", "MYID")
+    return slot, src_port, dst_port, src, dst, src_id, dst_id
+
+
+def test_ask_during_migration(trio):
+    nodes, clients, ps = trio
+    slot, src_port, dst_port, src, dst, src_id, dst_id = slot_pair(clients, ps, "mig")
     src.set("{mig}present", "here")
     assert dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) == "OK"
     assert src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) == "OK"
@@ -396,3 +402,227 @@ def test_disabled_by_default(server):
             c.execute_command(*args)
         assert err(e) == "This instance has cluster support disabled"
     assert c.info("cluster")["cluster_enabled"] == 0
+
+
+def same_node_other_slot(clients, key):
+    """A key served by the same node as `key`, in another slot."""
+    owner = owner_of(clients, key_slot(key))
+    for i in range(10000):
+        k = f"k{i}"
+        if key_slot(k) != key_slot(key) and owner_of(clients, key_slot(k)) == owner:
+            return k
+    raise AssertionError("no key found")
+
+
+def test_script_calls_checked_against_the_slot(trio):
+    """redis.call inside a script: Redis 7.0's scriptVerifyClusterState texts."""
+    import hashlib
+    nodes, clients, ps = trio
+    by_port = dict(zip(ps, clients))
+    home = by_port[owner_of(clients, key_slot("a"))]
+    far = next(k for k in ("b", "c", "d", "e", "f")
+               if owner_of(clients, key_slot(k)) != owner_of(clients, key_slot("a")))
+    near = same_node_other_slot(clients, "a")
+    home.set("a", "1")
+    home.set(near, "2")
+
+    def script_error(body, *keys_and_args, numkeys=0):
+        with pytest.raises(redis.ResponseError) as e:
+            home.eval(body, numkeys, *keys_and_args)
+        return err(e)
+
+    def sha(body):
+        return hashlib.sha1(body.encode()).hexdigest()
+
+    # A key another node serves: refused, whatever the flags.
+    body = f"return redis.call('get', '{far}')"
+    assert script_error(body) == ("Script attempted to access a non local key in a cluster node "
+                                  f"script: {sha(body)}, on @user_script:1.")
+    body = "#!lua flags=allow-cross-slot-keys\nreturn redis.call('mget', 'a', '" + near + "')"
+    assert script_error(body) == ("Script attempted to access a non local key in a cluster node "
+                                  f"script: {sha(body)}, on @user_script:2.")
+    # Two local slots: fine without a shebang (eval compatibility) or with allow-cross-slot-keys,
+    # refused for a script with flags.
+    assert home.eval(f"return {{redis.call('get','a'), redis.call('get','{near}')}}", 0) == ["1", "2"]
+    body = f"#!lua flags=allow-cross-slot-keys\nreturn {{redis.call('get','a'), redis.call('get','{near}')}}"
+    assert home.eval(body, 1, "a") == ["1", "2"]
+    body = f"#!lua\nreturn {{redis.call('get','a'), redis.call('get','{near}')}}"
+    same = f"Script attempted to access keys that do not hash to the same slot script: {sha(body)}, on @user_script:2."
+    assert script_error(body) == same
+    assert script_error(body, "a", numkeys=1) == same
+    body2 = f"#!lua\nreturn redis.call('get','{near}')"
+    assert script_error(body2, "a", numkeys=1) == (
+        f"Script attempted to access keys that do not hash to the same slot script: {sha(body2)}, "
+        "on @user_script:2.")
+    assert home.eval("#!lua\nreturn redis.call('get', '{a}x')", 1, "a") is None
+    # no-cluster scripts and functions are refused; functions keep their flags.
+    with pytest.raises(redis.ResponseError) as e:
+        home.eval("#!lua flags=no-cluster\nreturn 1", 0)
+    assert err(e) == "Can not run script on cluster, 'no-cluster' flag is set."
+    home.execute_command("FUNCTION", "LOAD", "REPLACE", "#!lua name=cl\n"
+                         "redis.register_function('f', function(k, a) return redis.call('get', a[1]) end)\n"
+                         "redis.register_function{function_name='g', callback=function(k, a) "
+                         "return redis.call('get', a[1]) end, flags={'allow-cross-slot-keys'}}\n"
+                         "redis.register_function{function_name='h', callback=function() return 1 end, "
+                         "flags={'no-cluster'}}")
+    with pytest.raises(redis.ResponseError) as e:
+        home.execute_command("FCALL", "f", 1, "a", near)
+    assert err(e) == ("Script attempted to access keys that do not hash to the same slot script: f, "
+                      "on @user_function:2.")
+    assert home.execute_command("FCALL", "g", 1, "a", near) == "2"
+    with pytest.raises(redis.ResponseError) as e:
+        home.execute_command("FCALL", "h", 0)
+    assert err(e) == "Can not run script on cluster, 'no-cluster' flag is set."
+    home.execute_command("FUNCTION", "DELETE", "cl")
+
+
+def test_other_databases_refused(trio):
+    nodes, clients, ps = trio
+    home = dict(zip(ps, clients))[owner_of(clients, key_slot("a"))]
+    home.set("a", "1")
+    for args, text in ((("SWAPDB", 0, 1), "SWAPDB is not allowed in cluster mode"),
+                       (("MOVE", "a", 1), "MOVE is not allowed in cluster mode"),
+                       (("COPY", "a", "{a}b", "DB", 1),
+                        "Copying to another database is not allowed in cluster mode")):
+        with pytest.raises(redis.ResponseError) as e:
+            home.execute_command(*args)
+        assert err(e) == text
+    assert home.execute_command("COPY", "a", "{a}b", "DB", 0) == 1
+    assert home.get("{a}b") == "1"
+
+
+def test_keys_of_a_lost_slot_are_deleted(tmp_path):
+    """A slot claimed by a node with a higher config epoch: the old owner deletes its keys."""
+    ps = ports(2)
+    nodes = [start_node(tmp_path, p) for p in ps]
+    try:
+        a, b = [n.client() for n in nodes]
+        assert a.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383) == "OK"
+        assert a.execute_command("CLUSTER", "MEET", "127.0.0.1", ps[1]) == "OK"
+        wait_agree([a, b])
+        wait_ok([a, b])
+        slot = key_slot("lost")
+        for i in range(50):
+            a.set(f"{{lost}}{i}", i)
+        a.set("kept", "yes")
+        assert key_slot("kept") != slot
+        assert a.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 50
+        b_id = b.execute_command("CLUSTER", "MYID")
+        assert b.execute_command("CLUSTER", "SETSLOT", slot, "NODE", b_id) == "OK"
+        # b's config epoch becomes the greatest (it may be already, after the epoch collision
+        # of two fresh masters at 0): its claim on the slot wins over a's.
+        assert b.execute_command("CLUSTER", "BUMPEPOCH").split()[0] in ("BUMPED", "STILL")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if (owner_of([a], slot) == ps[1]
+                    and a.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0):
+                break
+            time.sleep(0.1)
+        assert owner_of([a], slot) == ps[1]
+        assert a.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+        assert a.dbsize() == 1 and a.get("kept") == "yes"
+        with pytest.raises(redis.ResponseError) as e:
+            a.get("{lost}1")
+        assert err(e) == f"MOVED {slot} 127.0.0.1:{ps[1]}"
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def wait_message(pubsub, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = pubsub.get_message(timeout=0.2)
+        if m is not None and m["type"] in ("message", "pmessage"):
+            return m
+    raise AssertionError("no message")
+
+
+def check_publish_between(publisher, subscriber):
+    ps = subscriber.pubsub()
+    ps.subscribe("news")
+    ps.psubscribe("ne*")
+    assert wait_subscribed(ps, 2)
+    # The reply counts the publisher's own receivers only (none here).
+    assert publisher.publish("news", "hello \x00 world") == 0
+    got = sorted([(m["type"], m["data"]) for m in (wait_message(ps), wait_message(ps))])
+    assert got == [("message", "hello \x00 world"), ("pmessage", "hello \x00 world")]
+    ps.close()
+
+
+def wait_subscribed(ps, n, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while time.monotonic() < deadline and seen < n:
+        m = ps.get_message(timeout=0.2)
+        if m is not None and m["type"] in ("subscribe", "psubscribe"):
+            seen += 1
+    return seen == n
+
+
+def test_publish_reaches_every_node(trio):
+    nodes, clients, ps = trio
+    check_publish_between(clients[0], clients[1])
+    check_publish_between(clients[2], clients[0])
+
+
+def test_publish_between_lavik_and_redis_server(tmp_path):
+    """PUBLISH over the bus both ways between a redis-server 7.0 node and a target node."""
+    ps = ports(2)
+    nodes = [start_node(tmp_path, ps[0], redis_server=True), start_node(tmp_path, ps[1])]
+    try:
+        r, l = [n.client() for n in nodes]
+        assert r.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 8191) == "OK"
+        assert l.execute_command("CLUSTER", "ADDSLOTSRANGE", 8192, 16383) == "OK"
+        assert l.execute_command("CLUSTER", "MEET", "127.0.0.1", ps[0]) == "OK"
+        wait_agree([r, l])
+        check_publish_between(r, l)
+        check_publish_between(l, r)
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def test_shards_replication_offset(trio):
+    nodes, clients, ps = trio
+    for c in clients:
+        me = c.execute_command("CLUSTER", "MYID")
+        entries = [n for s in c.execute_command("CLUSTER", "SHARDS") for n in s[3]]
+        mine = next(n for n in entries if n[1] == me)
+        details = dict(zip(mine[::2], mine[1::2]))
+        assert details["replication-offset"] == c.info("replication")["master_repl_offset"]
+
+
+def test_exec_in_a_migrating_slot(trio):
+    """EXEC checks its queued commands' keys in an open slot: a key gone since it was queued
+    gives ASK (several keys: TRYAGAIN) and the transaction is discarded."""
+    nodes, clients, ps = trio
+    slot, src_port, dst_port, src, dst, src_id, dst_id = slot_pair(clients, ps, "mx")
+    for k in ("{mx}a", "{mx}b", "{mx}c"):
+        src.set(k, "v")
+    assert dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) == "OK"
+    assert src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) == "OK"
+    tx = redis.Redis(port=src_port, decode_responses=True, single_connection_client=True)
+    # Every key present: EXEC runs here.
+    assert tx.execute_command("MULTI") == "OK"
+    assert tx.execute_command("GET", "{mx}a") == "QUEUED"
+    assert tx.execute_command("EXEC") == ["v"]
+    # A key deleted after it was queued: ASK, and the transaction is gone.
+    assert tx.execute_command("MULTI") == "OK"
+    assert tx.execute_command("GET", "{mx}b") == "QUEUED"
+    assert src.delete("{mx}b") == 1
+    with pytest.raises(redis.ResponseError) as e:
+        tx.execute_command("EXEC")
+    assert err(e) == f"ASK {slot} 127.0.0.1:{dst_port}"
+    with pytest.raises(redis.ResponseError) as e:
+        tx.execute_command("EXEC")
+    assert err(e) == "EXEC without MULTI"
+    # Two keys, one gone: TRYAGAIN.
+    assert tx.execute_command("MULTI") == "OK"
+    assert tx.execute_command("MGET", "{mx}a", "{mx}c") == "QUEUED"
+    assert src.delete("{mx}c") == 1
+    with pytest.raises(redis.ResponseError) as e:
+        tx.execute_command("EXEC")
+    assert err(e) == "TRYAGAIN Multiple keys request during rehashing of slot"
+    assert tx.get("{mx}a") == "v"
+    tx.close()
