@@ -3,7 +3,7 @@
 # Run as root (CI and `make run`/`make test` call it); a no-op when everything is present.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config liburing-dev libgtest-dev libgmock-dev googletest
-      clang-format libxxhash-dev libssl-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev openssl redis-server redis-sentinel redis-tools python3 python3-redis python3-pytest)
+      clang-format libxxhash-dev libssl-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev openssl redis-server redis-sentinel redis-tools python3 python3-redis python3-pytest nodejs npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
