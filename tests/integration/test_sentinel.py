@@ -147,6 +147,8 @@ def test_sentinels_see_the_replica_and_talk_through_it(spawn_server, tmp_path):
     replica = start_replica(spawn_server, tmp_path, "replica", master, "replica-priority 42\n")
     r = replica.client()
     m.set("k", "v")
+    # The replica has applied the write (offset > 0) before Sentinel first reads its INFO.
+    assert wait_until(lambda: r.get("k") == "v", SYNC_S)
     sentinels = start_sentinels(spawn_server, tmp_path, master, 3, 2)
     assert wait_until(lambda: all(replica_seen(s, replica, 42) for s in sentinels), DISCOVER_S), \
         [sentinel_replicas(s) for s in sentinels]
