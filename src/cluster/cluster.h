@@ -119,6 +119,8 @@ class Cluster {
   // --- Request path ---
   // The routing table this thread saw last, refreshed when the cluster published a new one.
   const cluster::RouteTable& Routes() const;
+  // Moves each time a new table is published (before the command that changed it replies).
+  uint64_t RoutesVersion() const { return routes_version_.load(std::memory_order_acquire); }
   // MOVED/ASK's target text ("ip:port") of an endpoint index.
   uint64_t connections() const { return links_count_.load(std::memory_order_relaxed); }
 

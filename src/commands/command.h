@@ -46,6 +46,10 @@ struct Context {
   // Cluster mode: the keys' slot is MIGRATING or IMPORTING here (cluster/cluster_route.h), so
   // the keys' worker checks which exist before the handler runs. 0 otherwise.
   uint32_t cluster_open = 0;
+  // Cluster mode: the routes version the dispatcher routed by, plus one (0: not routed), and
+  // whether ASKING covered it — the keys' worker routes again if the cluster moved meanwhile.
+  uint64_t cluster_routes = 0;
+  bool cluster_asking = false;
   // Replication (commands/propagate.h): set only once a replica has attached.
   ReplCall* repl = nullptr;
 };

@@ -18,7 +18,7 @@ Listener::~Listener() {
 }
 
 int OpenListeningSocket(const std::string& address, int port, int backlog, int* bound_port,
-                        std::string* error) {
+                        std::string* error, int wait_in_use_ms) {
   sockaddr_storage ss{};
   socklen_t len = 0;
   auto* in4 = reinterpret_cast<sockaddr_in*>(&ss);
@@ -43,7 +43,13 @@ int OpenListeningSocket(const std::string& address, int port, int backlog, int* 
   }
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(fd, backlog) != 0) {
+  int rc = bind(fd, reinterpret_cast<sockaddr*>(&ss), len);
+  for (int waited = 0; rc != 0 && errno == EADDRINUSE && port != 0 && waited < wait_in_use_ms;
+       waited += 50) {
+    usleep(50 * 1000);
+    rc = bind(fd, reinterpret_cast<sockaddr*>(&ss), len);
+  }
+  if (rc != 0 || listen(fd, backlog) != 0) {
     *error = address + ":" + std::to_string(port) + ": " + std::strerror(errno);
     close(fd);
     return -1;
@@ -58,7 +64,10 @@ int OpenListeningSocket(const std::string& address, int port, int backlog, int* 
 }
 
 bool Listener::Bind(const std::string& address, int port, std::string* error) {
-  fd_ = OpenListeningSocket(address, port, 511, &port_, error);
+  // A process killed with its accept still queued in io_uring keeps listening until the kernel
+  // tears its ring down, a moment after the exit: a restart on the same port (kill -9, then
+  // start again) waits that out; a port another server really holds still fails, in 3 s.
+  fd_ = OpenListeningSocket(address, port, 511, &port_, error, 3000);
   return fd_ >= 0;
 }
 

@@ -15,8 +15,10 @@ class Worker;
 // A TCP socket bound to `address` (numeric IPv4/IPv6, or "*" for every IPv4 address) and `port`
 // (0: any free port, written to *bound_port) and listening with `backlog`, SO_REUSEADDR set.
 // Returns the fd, or -1 with the error text ("127.0.0.1:6379: Address already in use").
+// `wait_in_use_ms`: how long a port in use is retried (a killed predecessor's socket may
+// outlive it briefly while the kernel tears down its io_uring).
 int OpenListeningSocket(const std::string& address, int port, int backlog, int* bound_port,
-                        std::string* error);
+                        std::string* error, int wait_in_use_ms = 0);
 
 class Listener {
  public:

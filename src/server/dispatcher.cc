@@ -97,7 +97,8 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
     m->server->tracking_->Remember(here, m->server->shards(), *m->ctx.spec, m->argv,
                                    m->ctx.client_id, m->home->id());
   }
-  if (m->ctx.cluster_open != 0 && m->server->OpenSlotRejects(m->ctx, m->argv)) {
+  if ((m->ctx.cluster_open != 0 || m->ctx.cluster_routes != 0) &&
+      m->server->ClusterRunRejects(m->ctx, m->argv)) {
     Done(m);  // -ASK / -TRYAGAIN instead of running
     return;
   }
@@ -211,9 +212,16 @@ bool Server::ClusterCheckOrReply(ClientState* cl, const CommandSpec* spec,
   }
   const bool exec = spec->name == "exec" && in_multi;
   uint32_t open = 0;
+  const uint64_t version = cluster_->RoutesVersion();
   if (ClusterRouteOrReply(*cluster_, *spec, args, exec ? &tx->queue : nullptr, asking,
                           cl->cluster_readonly, cl->writer, &open)) {
     cl->ctx.cluster_open = open;
+    // A command runs a moment later, maybe on another worker: if a SETSLOT (MIGRATING, NODE)
+    // or a lost slot lands in between, it routes again there (ClusterRunRejects) — else a new
+    // key could be written here after the last GETKEYSINSLOT of a migration, and be lost.
+    // EXEC checks its queue on the slot's worker itself (transaction.h).
+    cl->ctx.cluster_routes = exec ? 0 : version + 1;
+    cl->ctx.cluster_asking = asking;
     return true;
   }
   if (exec) {  // a redirected EXEC discards the transaction, as Redis does
@@ -223,6 +231,21 @@ bool Server::ClusterCheckOrReply(ClientState* cl, const CommandSpec* spec,
     tx->Unwatch();
   }
   return false;
+}
+
+bool Server::ClusterRunRejects(Context& ctx, std::span<const std::string_view> args) {
+  const uint64_t routed = ctx.cluster_routes;
+  ctx.cluster_routes = 0;
+  if (routed != 0 && cluster_->RoutesVersion() + 1 != routed) {
+    uint32_t open = 0;
+    if (!ClusterRouteOrReply(*cluster_, *ctx.spec, args, nullptr, ctx.cluster_asking, false,
+                             *ctx.reply, &open)) {
+      ctx.cluster_open = 0;
+      return true;
+    }
+    ctx.cluster_open = open;
+  }
+  return ctx.cluster_open != 0 && OpenSlotRejects(ctx, args);
 }
 
 bool Server::OpenSlotRejects(Context& ctx, std::span<const std::string_view> args) {
@@ -408,7 +431,7 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   ctx.db = db;
   ctx.in_script = false;
   cl->cmd_errors = cl->writer.errors();
-  if (ctx.cluster_open != 0 && OpenSlotRejects(ctx, args)) {
+  if ((ctx.cluster_open != 0 || ctx.cluster_routes != 0) && ClusterRunRejects(ctx, args)) {
     obs_->CommandDone(cl->conn->worker()->id(), spec, cl, cl->cmd_args, cl->cmd_start_ns, true);
     return Result::kDone;
   }
@@ -466,7 +489,10 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   m->ctx.client_id = cl->id;
   m->ctx.db = db;
   m->ctx.cluster_open = cl->ctx.cluster_open;
+  m->ctx.cluster_routes = cl->ctx.cluster_routes;
+  m->ctx.cluster_asking = cl->ctx.cluster_asking;
   cl->ctx.cluster_open = 0;
+  cl->ctx.cluster_routes = 0;
   m->track = track;
   m->writer_id = cl->tracking != nullptr ? cl->id : 0;
   cl->cmd_errors = m->writer.errors();

@@ -145,6 +145,9 @@ class Server : public RequestHandler {
                            std::span<const std::string_view> args);
   // On the keys' worker: an open slot's missing keys answered -ASK/-TRYAGAIN (true: don't run).
   bool OpenSlotRejects(Context& ctx, std::span<const std::string_view> args);
+  // On the keys' worker just before the handler: routed again if the cluster published new
+  // routes since the dispatcher's check, then OpenSlotRejects (true: replied, don't run).
+  bool ClusterRunRejects(Context& ctx, std::span<const std::string_view> args);
   int RouteShard(const CommandSpec* spec, std::span<const std::string_view> args,
                  bool* multi) const;
 

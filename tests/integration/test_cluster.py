@@ -547,15 +547,20 @@ def check_publish_between(publisher, subscriber):
     assert publisher.publish("news", "hello \x00 world") == 0
     got = sorted([(m["type"], m["data"]) for m in (wait_message(ps), wait_message(ps))])
     assert got == [("message", "hello \x00 world"), ("pmessage", "hello \x00 world")]
+    # Unsubscribed before the next check publishes from this node: a bare close is seen by the
+    # server a moment later, and until then the subscriptions still count as receivers.
+    ps.unsubscribe("news")
+    ps.punsubscribe("ne*")
+    assert wait_subscribed(ps, 2, kinds=("unsubscribe", "punsubscribe"))
     ps.close()
 
 
-def wait_subscribed(ps, n, timeout=5.0):
+def wait_subscribed(ps, n, timeout=5.0, kinds=("subscribe", "psubscribe")):
     deadline = time.monotonic() + timeout
     seen = 0
     while time.monotonic() < deadline and seen < n:
         m = ps.get_message(timeout=0.2)
-        if m is not None and m["type"] in ("subscribe", "psubscribe"):
+        if m is not None and m["type"] in kinds:
             seen += 1
     return seen == n
 
