@@ -124,6 +124,13 @@ void Emit(std::vector<ReplOp>* ops, int db, std::string resp) {
 
 }  // namespace
 
+void PropagateExpired(std::string_view stored_key) {
+  const SplitKey split = SplitDbKey(stored_key);
+  std::vector<ReplOp> ops;
+  Emit(&ops, DbMap::Logical(split.db), Builder().Add("DEL").Add(split.key).Resp());
+  Push(TakeSeq(), std::move(ops));
+}
+
 void Activate(void (*wake)()) {
   g_wake.store(wake);
   g_on.store(true);

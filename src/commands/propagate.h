@@ -102,6 +102,12 @@ void AppendEffect(const CommandSpec& spec, std::span<const std::string_view> arg
 // pushes its entry, if it changed data or took a number, and frees ctx.repl.
 void Finish(Context& ctx, bool changed, std::string_view reply);
 
+// A key expired here (lazily or by the active cycle), by stored key: its DEL gets the next
+// number, as Redis 7.0 sends a DEL for every key its master expires (replicas never expire keys
+// themselves: they hide them). The Store calls it (Store::SetExpiredKeySink) on the key's
+// worker, before the command that found the key expired takes its own number.
+void PropagateExpired(std::string_view stored_key);
+
 // RESP array of the arguments.
 std::string Resp(std::span<const std::string_view> args);
 

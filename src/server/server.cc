@@ -48,6 +48,15 @@ constexpr int64_t kActiveExpireIntervalUs = 100 * 1000;
 constexpr int64_t kActiveExpireBudgetUs = 2500;  // 25 ms per second at most, as Redis's default
 constexpr int64_t kDrainTimeoutUs = 5 * 1000 * 1000;
 
+// Keys this process expires go to its replicas as DEL (commands/propagate.h) — unless it follows
+// a master itself: then the stream it passes on is its master's, DELs included.
+std::atomic<const Replica*> g_expiry_replica{nullptr};
+bool ExpiryPropagates() {
+  if (!repl::On()) return false;
+  const Replica* r = g_expiry_replica.load(std::memory_order_relaxed);
+  return r != nullptr && !r->following();
+}
+
 std::vector<int> AllowedCpus() {
   std::vector<int> cpus;
   cpu_set_t set;
@@ -184,6 +193,8 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
                    }});
   services_.replica = replica_.get();
   services_.master = master_.get();
+  g_expiry_replica.store(replica_.get());
+  Store::SetExpiredKeySink(&ExpiryPropagates, &repl::PropagateExpired);
   for (const char* name : {"min-replicas-to-write", "min-replicas-max-lag"}) {
     registry_.OnChange(name, [this](std::string_view) {
       master_->ConfigChanged();
@@ -219,7 +230,10 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   run_id_ = RandomHex(40);
 }
 
-Server::~Server() = default;
+Server::~Server() {
+  const Replica* mine = replica_.get();
+  g_expiry_replica.compare_exchange_strong(mine, nullptr);
+}
 
 bool Server::StartCluster(std::string* error) {
   if (ConfigValue("cluster-enabled") != "yes") return true;

@@ -159,7 +159,15 @@ void Store::ExpireEntry(uint64_t fp, uint64_t l, const std::string_view* key) {
       name = true;
     }
   }
-  if (inspect || name) expired_records_.push_back({fp, l, inspect, name});
+  bool propagate = false;
+  if (expired_on_ != nullptr && expired_on_() && loc::Type(l) != ValueType::kChunk) [[unlikely]] {
+    if (key != nullptr) {
+      expired_emit_(*key);
+    } else {
+      propagate = true;
+    }
+  }
+  if (inspect || name || propagate) expired_records_.push_back({fp, l, inspect, name, propagate});
   chunks_.KeyDying(fp);
   DropTtl(fp);
   cache_.Erase(fp);
@@ -510,6 +518,10 @@ Task Store::InspectExpired() {
         chunks_.QueueUnreferenced(root);
       }
       if (e.name) NotifyKeyspaceEvent(kNotifyExpired, "expired", r.key);
+      // Written again since it expired: that write went to the replicas after the expiry, and
+      // a DEL now would undo it there.
+      uint64_t now_at;
+      if (e.propagate && !index_.Get(e.fp, &now_at)) expired_emit_(r.key);
     }
   }
   inspecting_ = false;

@@ -278,6 +278,16 @@ class Store {
   // without reading the key's name. Runs on the shard's worker, inside the expiring call.
   using ExpireHook = void (*)(uint64_t fp, ValueType type);
   void set_expire_hook(ExpireHook hook) { expire_hook_ = hook; }
+  // Replication (set once at start-up, before the workers run): while `on()` says so, every
+  // key that expires here is given by name to `emit` (a DEL for the replicas, as Redis sends),
+  // on the shard's worker. A key expired by fingerprint (the active cycle) is named once its
+  // record is read back (InspectExpired), and only if it was not written again meanwhile.
+  using ExpiredKeyOn = bool (*)();
+  using ExpiredKeyEmit = void (*)(std::string_view stored_key);
+  static void SetExpiredKeySink(ExpiredKeyOn on, ExpiredKeyEmit emit) {
+    expired_on_ = on;
+    expired_emit_ = emit;
+  }
   KeyObserver* key_observer() const { return key_observer_; }
   // Client-side caching (tracking/tracking.h): a second observer, set only while the worker
   // tracks keys, prefixes or clients.
@@ -361,6 +371,8 @@ class Store {
   WriteHook write_hook_ = nullptr;
   void* write_hook_arg_ = nullptr;
   ExpireHook expire_hook_ = nullptr;
+  static inline ExpiredKeyOn expired_on_ = nullptr;
+  static inline ExpiredKeyEmit expired_emit_ = nullptr;
   size_t internal_records_ = 0;                     // index entries of type kChunk
   std::array<size_t, kMaxDatabases> db_keys_{};     // client keys per physical database
   std::array<size_t, kMaxDatabases> db_expires_{};  // TTL entries per physical database
@@ -375,6 +387,7 @@ class Store {
     uint64_t loc;
     bool root;
     bool name;
+    bool propagate;  // the name goes to the expired-key sink (SetExpiredKeySink)
   };
   std::vector<ExpiredRecord> expired_records_;
   bool inspecting_ = false;

@@ -143,6 +143,33 @@ def test_expiry_reaches_the_replica_as_absolute_times(spawn_server):
     assert r.exists("gone") == 0
 
 
+def test_keys_the_master_expires_reach_the_replica_as_del(spawn_server):
+    """A redis-server replica never expires keys itself (it only hides them): they leave its
+    memory when the master's DEL arrives, from the active cycle or from a read that found them
+    expired. A key written again after it expired keeps its new value on the replica."""
+    master, m = spawn_master(spawn_server)
+    replica, r = spawn_redis_replica(spawn_server, master)
+    for i in range(20):
+        m.set(f"short:{i}", "v", px=2000)
+    m3 = client(master, db=3)
+    m3.set("short:db3", "v", px=2000)
+    m.set("again", "old", px=2000)
+    m.set("stays", "v")
+    assert settled(m, r)
+    assert r.dbsize() == 23  # 20 + again + stays + settled-token
+    r3 = client(replica, db=3)
+    assert r3.dbsize() == 1
+    time.sleep(2.2)
+    assert m.get("again") is None  # expired on access (or already by the active cycle)
+    m.set("again", "new")
+    # The master's active cycle finds the rest (Redis: 10 times a second).
+    assert wait_until(lambda: r.dbsize() == 3 and r3.dbsize() == 0, SYNC_TIMEOUT_S), \
+        (r.dbsize(), r3.dbsize())
+    assert settled(m, r)
+    assert r.get("again") == "new" and r.get("stays") == "v"
+    assert r.info("stats")["expired_keys"] == 0  # the replica expired none itself
+
+
 def test_script_and_transaction_effects(spawn_server):
     master, m = spawn_master(spawn_server)
     replica, r = spawn_redis_replica(spawn_server, master)
