@@ -97,8 +97,7 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
     m->server->tracking_->Remember(here, m->server->shards(), *m->ctx.spec, m->argv,
                                    m->ctx.client_id, m->home->id());
   }
-  if ((m->ctx.cluster_open != 0 || m->ctx.cluster_routes != 0) &&
-      m->server->ClusterRunRejects(m->ctx, m->argv)) {
+  if (m->ctx.cluster_routes != 0 && m->server->ClusterRunRejects(m->ctx, m->argv)) {
     Done(m);  // -ASK / -TRYAGAIN instead of running
     return;
   }
@@ -220,6 +219,7 @@ bool Server::ClusterCheckOrReply(ClientState* cl, const CommandSpec* spec,
     // or a lost slot lands in between, it routes again there (ClusterRunRejects) — else a new
     // key could be written here after the last GETKEYSINSLOT of a migration, and be lost.
     // EXEC checks its queue on the slot's worker itself (transaction.h).
+    // Every routed command but EXEC has cluster_routes set: the run sites test only that.
     cl->ctx.cluster_routes = exec ? 0 : version + 1;
     cl->ctx.cluster_asking = asking;
     return true;
@@ -431,7 +431,7 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   ctx.db = db;
   ctx.in_script = false;
   cl->cmd_errors = cl->writer.errors();
-  if ((ctx.cluster_open != 0 || ctx.cluster_routes != 0) && ClusterRunRejects(ctx, args)) {
+  if (ctx.cluster_routes != 0 && ClusterRunRejects(ctx, args)) {
     obs_->CommandDone(cl->conn->worker()->id(), spec, cl, cl->cmd_args, cl->cmd_start_ns, true);
     return Result::kDone;
   }
