@@ -6,6 +6,7 @@
 #include "base/db_key.h"
 #include "base/numbers.h"
 #include "commands/command_keys.h"
+#include "config/live_settings.h"
 #include "runtime/worker.h"
 
 namespace lavik::repl {
@@ -127,7 +128,10 @@ void Emit(std::vector<ReplOp>* ops, int db, std::string resp) {
 void PropagateExpired(std::string_view stored_key) {
   const SplitKey split = SplitDbKey(stored_key);
   std::vector<ReplOp> ops;
-  Emit(&ops, DbMap::Logical(split.db), Builder().Add("DEL").Add(split.key).Resp());
+  // As Redis's propagateDeletion: UNLINK when the server frees expired keys lazily.
+  const bool lazy = Live().lazyfree_lazy_expire.load(std::memory_order_relaxed);
+  Emit(&ops, DbMap::Logical(split.db),
+       Builder().Add(lazy ? "UNLINK" : "DEL").Add(split.key).Resp());
   Push(TakeSeq(), std::move(ops));
 }
 

@@ -50,6 +50,12 @@ void WireLiveSettings(ConfigRegistry* registry) {
       return Status::Ok();
     });
   }
+  std::atomic<bool>* lazy_expire = &Mutable().lazyfree_lazy_expire;
+  if (const std::string* v = registry->Value("lazyfree-lazy-expire")) *lazy_expire = *v == "yes";
+  registry->OnChange("lazyfree-lazy-expire", [lazy_expire](std::string_view v) {
+    lazy_expire->store(v == "yes", std::memory_order_relaxed);
+    return Status::Ok();
+  });
 }
 
 }  // namespace lavik

@@ -27,6 +27,8 @@ struct LiveSettings {
   std::atomic<int64_t> list_max_listpack_size{-2};
   std::atomic<int64_t> stream_node_max_entries{100};
   std::atomic<int64_t> stream_node_max_bytes{4096};
+  // lazyfree-lazy-expire: a key the server expires reaches its replicas as UNLINK, not DEL.
+  std::atomic<bool> lazyfree_lazy_expire{false};
 
   static int64_t Get(const std::atomic<int64_t>& v) { return v.load(std::memory_order_relaxed); }
 };

@@ -12,7 +12,7 @@ import time
 import pytest
 import redis
 
-from conftest import err, wait_until
+from conftest import RawConn, err, wait_until
 from test_replication import (assert_same_data, caught_up, client, client_of, fill_every_type,
                               info, link_up, ordered_writes, quiet)
 
@@ -168,6 +168,28 @@ def test_keys_the_master_expires_reach_the_replica_as_del(spawn_server):
     assert settled(m, r)
     assert r.get("again") == "new" and r.get("stays") == "v"
     assert r.info("stats")["expired_keys"] == 0  # the replica expired none itself
+
+
+@pytest.mark.parametrize("lazy,command", [("no", "DEL"), ("yes", "UNLINK")])
+def test_lazyfree_lazy_expire_sends_unlink(spawn_server, lazy, command):
+    """As Redis's propagateDeletion: with lazyfree-lazy-expire yes an expired key reaches the
+    replicas as UNLINK. The replica's MONITOR shows what its master sent."""
+    master, m = spawn_master(spawn_server)
+    assert m.config_set("lazyfree-lazy-expire", lazy)
+    replica, r = spawn_redis_replica(spawn_server, master)
+    with RawConn(replica.port) as mon:
+        assert mon.cmd("MONITOR") == "OK"
+        m.set("gone", "v", px=100)
+        deadline = time.monotonic() + SYNC_TIMEOUT_S
+        deleted = (b'"DEL" "gone"', b'"UNLINK" "gone"')
+        while not any(d in mon.buf for d in deleted) and time.monotonic() < deadline:
+            time.sleep(0.2)
+            m.get("gone")  # expires it on access if the active cycle has not yet
+            mon.drain(0.2)
+        seen = bytes(mon.buf)
+        assert f'"{command}" "gone"'.encode() in seen, seen
+        other = "UNLINK" if command == "DEL" else "DEL"
+        assert f'"{other}" "gone"'.encode() not in seen, seen
 
 
 def test_script_and_transaction_effects(spawn_server):
