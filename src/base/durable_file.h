@@ -16,6 +16,14 @@ namespace lavik {
 // file is then untouched.
 bool WriteFileDurably(const std::string& path, std::string_view data, std::string* error);
 
+// Rewrites `path` in place, without fsync, as Redis saves nodes.conf when no epoch changed: the
+// new content is written over the old one in one write (padded with '\n' to the old length, so the
+// file is never shorter than either version meanwhile), then truncated to its length. A process
+// crash cannot interrupt the write half-way; after a power loss the file may hold the old content,
+// the new one, or a mix. For state the peers can give back (nodes.conf's slot table, which the
+// cluster's epochs arbitrate); no temp file is created, which is most of a save's cost.
+bool WriteFileInPlace(const std::string& path, std::string_view data, std::string* error);
+
 // Reads the whole file into *data. *exists is false (and true returned) if there is none.
 bool ReadWholeFile(const std::string& path, std::string* data, bool* exists, std::string* error);
 

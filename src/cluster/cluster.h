@@ -206,6 +206,9 @@ class Cluster {
   Node* myself_ = nullptr;
   uint64_t current_epoch_ = 0;
   uint64_t last_vote_epoch_ = 0;
+  // The epochs (current, myself's config, last vote) of the last fsynced nodes.conf: a save that
+  // changes one of them is fsynced, the others are not (as Redis's CLUSTER_TODO_FSYNC_CONFIG).
+  std::array<uint64_t, 3> synced_epochs_{};
   int state_ = 1;  // 0 ok, 1 fail
   int size_ = 0;   // masters with slots
   std::array<Node*, kNumSlots> slots_{};

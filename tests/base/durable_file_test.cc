@@ -1,6 +1,7 @@
 #include "base/durable_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -35,6 +36,31 @@ TEST(DurableFile, AFailedWriteLeavesNothingAndSaysWhy) {
   std::string error;
   EXPECT_FALSE(WriteFileDurably("/nonexistent-dir/f", "x", &error));
   EXPECT_EQ(error.rfind("Creating /nonexistent-dir/f.tmp: ", 0), 0u) << error;
+}
+
+TEST(DurableFile, InPlaceWritesGrowAndShrinkTheSameFile) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/nodes.conf";
+  std::string data, error;
+  bool exists = false;
+  ASSERT_TRUE(WriteFileInPlace(path, "a longer first version\n", &error)) << error;
+  ASSERT_TRUE(ReadWholeFile(path, &data, &exists, &error)) << error;
+  EXPECT_EQ(data, "a longer first version\n");
+  struct stat before {};
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  ASSERT_TRUE(WriteFileInPlace(path, "short\n", &error)) << error;  // padded, then truncated
+  ASSERT_TRUE(ReadWholeFile(path, &data, &exists, &error)) << error;
+  EXPECT_EQ(data, "short\n");
+  ASSERT_TRUE(WriteFileInPlace(path, std::string(100000, 'y'), &error)) << error;
+  ASSERT_TRUE(ReadWholeFile(path, &data, &exists, &error)) << error;
+  EXPECT_EQ(data, std::string(100000, 'y'));
+  struct stat after {};
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);  // no temp file, no new inode
+  EXPECT_FALSE(WriteFileInPlace("/nonexistent-dir/f", "x", &error));
+  EXPECT_EQ(error.rfind("Opening /nonexistent-dir/f: ", 0), 0u) << error;
+  unlink(path.c_str());
+  rmdir(dir.c_str());
 }
 
 }  // namespace
