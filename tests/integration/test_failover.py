@@ -225,7 +225,7 @@ def test_timeout_abort_and_force(spawn_server):
     try:
         m.set("unacked", "1")  # the stopped replica never acknowledges this
         # TIMEOUT without FORCE: the failover is abandoned, writes resume, still a master.
-        assert m.execute_command("FAILOVER", "TIMEOUT", 600) == "OK"
+        assert m.execute_command("FAILOVER", "TIMEOUT", 3000) == "OK"
         assert state(m) == "waiting-for-sync"
         w = PausedWrite(master, "paused-1")
         assert w.held(), "a write ran while FAILOVER paused writes"
