@@ -83,6 +83,10 @@ Master::Master(Deps deps) : deps_(std::move(deps)) {
   if (deps_.replica != nullptr) {
     deps_.replica->set_failover_done(
         [this](bool ok, const std::string& why) { FailoverPsyncDone(ok, why); });
+    deps_.replica->set_history_renamed([this] {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& s : slaves_) Drop(*s, "our master's replication ID changed");
+    });
   }
 }
 

@@ -275,14 +275,21 @@ bool Replica::SyncOnce(uint64_t gen, const std::string& host, int port) {
   if (ok && reply.rfind("+FULLRESYNC", 0) == 0) {
     ok = FullSync(src, reply);
   } else if (ok && reply.rfind("+CONTINUE", 0) == 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::string_view id = std::string_view(reply).substr(9);
-    while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
-    if (id.size() == 40 && id != replid_) {  // the master's history changed its name (PSYNC2)
-      replid2_ = replid_;
-      second_offset_ = offset_.load() + 1;
-      replid_ = std::string(id);
+    bool renamed = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::string_view id = std::string_view(reply).substr(9);
+      while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
+      if (id.size() == 40 && id != replid_) {  // the master's history changed its name (PSYNC2)
+        LogWarning("Master replication ID changed to " + std::string(id));
+        replid2_ = replid_;
+        second_offset_ = offset_.load() + 1;
+        replid_ = std::string(id);
+        renamed = true;
+      }
     }
+    // As Redis: our own replicas reconnect, and continue under the new name (via replid2).
+    if (renamed && history_renamed_) history_renamed_();
     LogNotice("Successful partial resynchronization with master.");
   } else if (ok) {
     LogWarning("Unexpected reply to PSYNC from master: " + reply);

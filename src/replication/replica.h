@@ -69,6 +69,9 @@ class Replica : public RequestHandler {
   void set_failover_done(std::function<void(bool ok, const std::string& why)> fn) {
     failover_done_ = std::move(fn);
   }
+  // The Master's: our master answered +CONTINUE with a new replid (it was promoted); our own
+  // replicas are disconnected, as Redis does, so they learn the new name. No lock held.
+  void set_history_renamed(std::function<void()> fn) { history_renamed_ = std::move(fn); }
   // Start-up: the `replicaof` config's value ("host port", or "" for none).
   void FollowConfigured(std::string_view value);
   // REPLICAOF NO ONE: stops following, keeps the data; the master's replid becomes replid2.
@@ -171,6 +174,7 @@ class Replica : public RequestHandler {
   bool failover_psync_ = false;  // the PSYNC says FAILOVER (Follow(..., true)), until answered
   uint64_t link_gen_ = 0;        // the generation the link's connection serves (worker 0)
   std::function<void(bool, const std::string&)> failover_done_;
+  std::function<void()> history_renamed_;
   std::string replid_;
   std::string replid2_;
   int64_t second_offset_ = -1;

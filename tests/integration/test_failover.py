@@ -287,3 +287,23 @@ def test_abort_while_in_progress_makes_a_master_again(spawn_server):
     finally:
         os.kill(replica.proc.pid, signal.SIGCONT)
     assert wait_until(quiet(lambda: r.get("writable") == "again"), TIMEOUT_S)
+
+
+def test_other_replicas_follow_through_the_old_master(spawn_server):
+    """Three servers under test: FAILOVER TO one replica; the other stays a replica of the old
+    master, which reconnects it (the history's name changed) and it continues under the new
+    replid, receiving the new master's writes through the old one."""
+    master, m = spawn_master(spawn_server)
+    a, b = spawn_server(), spawn_server()
+    ra, rb = follow(a, master), follow(b, master)
+    write_keys(m, "before")
+    assert synced(m, ra) and synced(m, rb)
+    assert m.execute_command("FAILOVER", "TO", "127.0.0.1", a.port) == "OK"
+    assert_swapped(m, ra, a.port)
+    new_id = info(ra, "master_replid")
+    assert wait_until(quiet(lambda: info(rb, "master_replid") == new_id and link_up(rb)),
+                      TIMEOUT_S), rb.info("replication")
+    assert info(rb, "master_port") == master.port
+    assert m.info("stats")["sync_partial_ok"] >= 1  # b continued from the old master
+    assert_keys(rb, "before")
+    assert wait_until(quiet(lambda: rb.get("after-failover") == "yes"), TIMEOUT_S)
