@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/ascii.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/numbers.h"
@@ -77,7 +78,17 @@ struct Master::Slave {
 
 Master* Master::instance_ = nullptr;
 
-Master::Master(Deps deps) : deps_(std::move(deps)) { instance_ = this; }
+Master::Master(Deps deps) : deps_(std::move(deps)) {
+  instance_ = this;
+  if (deps_.replica != nullptr) {
+    deps_.replica->set_failover_done(
+        [this](bool ok, const std::string& why) { FailoverPsyncDone(ok, why); });
+    deps_.replica->set_history_renamed([this] {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& s : slaves_) Drop(*s, "our master's replication ID changed");
+    });
+  }
+}
 
 Master::~Master() {
   Stop();
@@ -317,7 +328,9 @@ void Master::Answer(Slave& s) {
     // The first replica: a backlog, and a new history name (Redis's changeReplicationId and
     // clearReplicationId2: there is no past history a replica could continue). A replica of a
     // master keeps its master's history: the backlog fills with its stream (Feed).
-    if (!deps_.replica->following()) deps_.replica->NewHistory();
+    // A promoted replica (or one restarted with its saved history) keeps it, as a Redis
+    // replica, whose backlog exists since its sync, does: its replicas may continue.
+    if (!deps_.replica->following() && !deps_.replica->has_history()) deps_.replica->NewHistory();
     backlog_ = true;
     backlog_on_ = true;
     end_ = deps_.replica->history().offset;
@@ -532,6 +545,7 @@ void Master::CheckWaiters(int64_t now_ms) {
 
 void Master::Cron(int64_t now_ms) {
   size_ = std::max<int64_t>(ConfigInt(deps_, "repl-backlog-size", 1 << 20), 1);
+  UpdateFailover(now_ms);
   const bool following = deps_.replica->following();
   if (following) {
     // A master of ours now: our replicas follow its history through us (they sync again).
@@ -545,11 +559,14 @@ void Master::Cron(int64_t now_ms) {
     return;
   }
   const int64_t period_ms = ConfigInt(deps_, "repl-ping-replica-period", 10) * 1000;
-  if (!slaves_.empty() && now_ms - last_ping_ms_ >= period_ms) {
+  // As Redis, no PING nor GETACK while FAILOVER holds the writes: the offset the target must
+  // reach stays put.
+  const bool failing_over = failover_.load() != kNoFailover;
+  if (!slaves_.empty() && now_ms - last_ping_ms_ >= period_ms && !failing_over) {
     last_ping_ms_ = now_ms;
     Append(kPing);
   }
-  if (want_ack_) {
+  if (want_ack_ && !failing_over) {
     want_ack_ = false;
     Append(kGetAck);
   }
@@ -621,6 +638,128 @@ void Master::AppendSlaves(std::string* out) {
                 ",port=" + std::to_string(s->req.port) + ",state=" + std::string(s->StateName()) +
                 ",offset=" + std::to_string(s->ack) +
                 ",lag=" + std::to_string(now_s - s->ack_ms / 1000) + "\r\n");
+  }
+  static constexpr const char* kStates[] = {"no-failover", "waiting-for-sync",
+                                            "failover-in-progress"};
+  out->append(std::string("master_failover_state:") + kStates[failover_.load()] + "\r\n");
+}
+
+// ---- FAILOVER --------------------------------------------------------------------------------
+
+Master::Slave* Master::FindSlave(const std::string& host, int port) {
+  for (auto& s : slaves_) {
+    if (s->state != Slave::State::kDead && EqualsNoCase(s->req.ip, host) && s->req.port == port)
+      return s.get();
+  }
+  return nullptr;
+}
+
+std::string Master::StartFailover(const FailoverRequest& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failover_.load() != kNoFailover) return "ERR FAILOVER already in progress.";
+  if (deps_.replica->following()) return "ERR FAILOVER is not valid when server is a replica.";
+  const bool any = std::any_of(slaves_.begin(), slaves_.end(),
+                               [](const auto& s) { return s->state != Slave::State::kDead; });
+  if (!any) return "ERR FAILOVER requires connected replicas.";
+  if (r.force && (r.timeout_ms == 0 || r.host.empty())) {
+    return "ERR FAILOVER with force option requires both a timeout and target HOST and IP.";
+  }
+  if (!r.host.empty()) {
+    Slave* s = FindSlave(r.host, r.port);
+    if (s == nullptr) return "ERR FAILOVER target HOST and PORT is not a replica.";
+    if (s->state != Slave::State::kOnline) return "ERR FAILOVER target replica is not online.";
+    LogNotice("FAILOVER requested to " + r.host + ":" + std::to_string(r.port) + ".");
+  } else {
+    LogNotice("FAILOVER requested to any replica.");
+  }
+  fo_host_ = r.host;
+  fo_port_ = r.host.empty() ? 0 : r.port;
+  fo_force_ = r.force;
+  fo_end_ms_ = r.timeout_ms > 0 ? NowMs() + r.timeout_ms : 0;
+  failover_ = kWaitingForSync;
+  if (deps_.pause_writes) deps_.pause_writes(true);
+  EnsureThread();
+  Wake();
+  return "";
+}
+
+std::string Master::AbortFailover() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failover_.load() == kNoFailover) return "ERR No failover in progress.";
+  EndFailover("Failover manually aborted");
+  return "";
+}
+
+void Master::ClearFailover() {
+  fo_host_.clear();
+  fo_port_ = 0;
+  fo_force_ = false;
+  fo_end_ms_ = 0;
+  failover_ = kNoFailover;
+  if (deps_.pause_writes) deps_.pause_writes(false);
+}
+
+void Master::EndFailover(const std::string& why) {
+  if (failover_.load() == kNoFailover) return;
+  LogNotice(fo_host_.empty()
+                ? "FAILOVER to any replica aborted: " + why
+                : "FAILOVER to " + fo_host_ + ":" + std::to_string(fo_port_) + " aborted: " + why);
+  // Already following the target: back to being a master (a new replid, as Redis's
+  // replicationUnsetMaster; the old one stays continuable as replid2).
+  if (failover_.load() == kFailoverInProgress) deps_.replica->Promote();
+  ClearFailover();
+}
+
+void Master::FailoverPsyncDone(bool ok, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (failover_.load() != kFailoverInProgress) return;
+  if (ok) {
+    LogNotice("FAILOVER to " + fo_host_ + ":" + std::to_string(fo_port_) + " completed.");
+    ClearFailover();
+  } else {
+    EndFailover(why);
+  }
+}
+
+void Master::UpdateFailover(int64_t now_ms) {
+  if (failover_.load() != kWaitingForSync) return;
+  auto fail_over = [this] {
+    failover_ = kFailoverInProgress;
+    // Our own history (replid, offset) is what the target continues: PSYNC <replid>
+    // <offset+1> FAILOVER promotes it and it answers +CONTINUE.
+    deps_.replica->Follow(fo_host_, fo_port_, true);
+  };
+  if (fo_end_ms_ != 0 && fo_end_ms_ <= now_ms) {
+    if (fo_force_) {
+      LogNotice("FAILOVER to " + fo_host_ + ":" + std::to_string(fo_port_) +
+                " time out exceeded, failing over.");
+      fail_over();
+    } else {
+      EndFailover("Replica never caught up before timeout");
+    }
+    return;
+  }
+  Slave* target = nullptr;
+  if (!fo_host_.empty()) {
+    target = FindSlave(fo_host_, fo_port_);
+  } else {
+    for (auto& s : slaves_) {
+      if (s->state == Slave::State::kOnline && s->ack == end_) {
+        target = s.get();
+        fo_host_ = s->req.ip;
+        fo_port_ = s->req.port;
+        break;
+      }
+    }
+  }
+  // Every write numbered so far is in the stream (a write that finished on a worker but is not
+  // yet merged would otherwise be lost), and the target acknowledged all of it.
+  const bool merged = next_seq_ > repl::LastSeq();
+  if (target != nullptr && target->state == Slave::State::kOnline && target->ack == end_ &&
+      merged) {
+    LogNotice("Failover target " + fo_host_ + ":" + std::to_string(fo_port_) +
+              " is synced, failing over.");
+    fail_over();
   }
 }
 

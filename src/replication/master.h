@@ -48,6 +48,8 @@ class Master {
     // Writes an RDB of every database to `path` in the background; done(ok) from any thread.
     std::function<void(const std::string& path, std::function<void(bool)> done)> save_rdb;
     std::function<std::string()> rdb_dir;  // where that file goes (CONFIG dir)
+    // FAILOVER's write pause (CLIENT PAUSE WRITE's machinery, apart from CLIENT PAUSE's own).
+    std::function<void(bool on)> pause_writes;
   };
   explicit Master(Deps deps);
   ~Master();
@@ -101,6 +103,21 @@ class Master {
   // True (w->count set) if answered at once: enough replicas, or !may_block (inside MULTI).
   bool AddWaiter(Waiter* w, bool may_block);
 
+  // FAILOVER [TO host port [FORCE]] [TIMEOUT ms] (doc/replication.md, "FAILOVER"): writes
+  // paused, then, once the target (or any replica) acknowledged the whole stream, this server
+  // follows it with PSYNC ... FAILOVER. The state as INFO's master_failover_state shows it.
+  enum FailoverState : int { kNoFailover = 0, kWaitingForSync = 1, kFailoverInProgress = 2 };
+  struct FailoverRequest {
+    std::string host;  // empty: any replica
+    int port = 0;
+    bool force = false;
+    int64_t timeout_ms = 0;  // 0: none
+  };
+  // The error to reply ("" for +OK), Redis's checks in Redis's order.
+  std::string StartFailover(const FailoverRequest& r);
+  std::string AbortFailover();  // FAILOVER ABORT ("" for +OK)
+  int failover_state() const { return failover_.load(std::memory_order_relaxed); }
+
  private:
   struct Slave;
   enum class SaveState { kNone, kWaitMerge, kRunning };
@@ -120,7 +137,12 @@ class Master {
   void Cron(int64_t now_ms);
   void Wake();
   static void WakeThunk();
-  int64_t EndOffset() const;  // the backlog's last byte (= master_repl_offset)
+  int64_t EndOffset() const;            // the backlog's last byte (= master_repl_offset)
+  void UpdateFailover(int64_t now_ms);  // mu_ held: Redis's updateFailoverStatus
+  void FailoverPsyncDone(bool ok, const std::string& why);  // from the replication thread
+  void EndFailover(const std::string& why);                 // mu_ held: Redis's abortFailover
+  void ClearFailover();                                     // mu_ held: state none, writes resume
+  Slave* FindSlave(const std::string& host, int port);
   int64_t HistLen() const;
 
   Deps deps_;
@@ -157,6 +179,13 @@ class Master {
   int64_t last_ping_ms_ = 0;
   bool want_ack_ = false;
   std::atomic<bool> refuse_writes_{false};
+
+  // FAILOVER (mu_ for all but the state's atomic copy, read by INFO and the commands).
+  std::atomic<int> failover_{kNoFailover};
+  std::string fo_host_;  // the target ("" until chosen when FAILOVER named none)
+  int fo_port_ = 0;
+  bool fo_force_ = false;
+  int64_t fo_end_ms_ = 0;
   static Master* instance_;
 };
 

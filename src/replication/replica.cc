@@ -16,6 +16,7 @@
 #include "commands/shards.h"
 #include "rdb/file_format.h"
 #include "replication/rdb_stream.h"
+#include "replication/saved_history.h"
 #include "replication/socket_source.h"
 #include "runtime/mailbox.h"
 #include "runtime/worker.h"
@@ -106,10 +107,69 @@ void Replica::SetStateLocked(State s) {
   connected_ = s == State::kConnected;
 }
 
-std::string Replica::Follow(const std::string& host, int port) {
+void Replica::TakeSavedHistory(const std::string& data_file, bool replicaof_configured) {
+  SavedHistory h;
+  std::string why;
+  if (!lavik::TakeSavedHistory(data_file, &h, &why)) {
+    if (!why.empty()) LogWarning("Replication history not restored: " + why);
+    return;
+  }
+  if (!replicaof_configured) {
+    LogNotice("Replication history ignored: this server is not configured as a replica");
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  replid_ = h.replid;
+  replid2_.assign(40, '0');
+  second_offset_ = -1;
+  offset_ = h.offset;
+  stream_db_ = h.db;
+  synced_ = true;
+  LogNotice("Replication history restored: replid " + h.replid + ", offset " +
+            std::to_string(h.offset) + " (a partial resynchronization may continue it)");
+}
+
+void Replica::ForgetSavedHistory() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!synced_) return;
+  LogNotice("Replication history dropped: an RDB file was loaded at start-up");
+  replid_ = NewReplId();
+  offset_ = 0;
+  stream_db_ = 0;
+  synced_ = false;
+}
+
+bool Replica::SaveHistoryAtShutdown(const std::string& data_file) {
+  SavedHistory h;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!synced_) return true;  // nothing to continue (never synced, or a sync cut half-way)
+    h.replid = replid_;
+    h.offset = offset_.load();
+    h.db = stream_db_.load();
+  }
+  std::string error;
+  if (!SaveHistory(data_file, h, &error)) {
+    LogWarning("Replication history not saved (the next start does a full sync): " + error);
+    return false;
+  }
+  LogNotice("Replication history saved: replid " + h.replid + ", offset " +
+            std::to_string(h.offset));
+  return true;
+}
+
+bool Replica::has_history() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return synced_;
+}
+
+std::string Replica::Follow(const std::string& host, int port, bool failover) {
   std::unique_lock<std::mutex> lock(mu_);
   if (host_ == host && port_ == port) return "OK Already connected to specified master";
   const bool was_replica = !host_.empty();
+  failover_psync_ = failover;
+  // As Redis's replicationCacheMasterUsingMyself: the target continues our own history.
+  if (failover) synced_ = true;
   host_ = host;
   port_ = port;
   SetStateLocked(State::kConnect);
@@ -148,9 +208,12 @@ void Replica::Promote() {
   second_offset_ = offset_.load() + 1;
   replid_ = NewReplId();
   synced_ = true;
+  failover_psync_ = false;
   LogNotice("MASTER MODE enabled (user request from 'id=?')");
   lock.unlock();
   cv_.notify_all();
+  // The link closes now, not at the thread's next tick: nothing more of it is applied.
+  if (deps_.shards) PostToLink(true);
 }
 
 void Replica::Loop() {
@@ -187,18 +250,46 @@ bool Replica::SyncOnce(uint64_t gen, const std::string& host, int port) {
   ParseInt64(deps_.config_value("repl-timeout"), &timeout_s);
   SocketSource src(fd, cancelled, timeout_s * 1000);
   std::string reply;
-  bool ok = Handshake(src, &reply);
+  bool failover = false;
+  bool ok = Handshake(src, &reply, &failover);
+  if (failover && !Cancelled(gen)) {
+    // FAILOVER's step: the target either took over (+CONTINUE, or +FULLRESYNC) or refused; a
+    // refusal (or a PSYNC not written) ends the failover, which promotes us back.
+    const bool accepted =
+        ok && (reply.rfind("+CONTINUE", 0) == 0 || reply.rfind("+FULLRESYNC", 0) == 0);
+    if (!accepted) {
+      close(fd);
+      SetState(State::kConnect);
+      if (failover_done_) {
+        failover_done_(false, reply.empty() ? "Write error to failover target"
+                                            : "Failover target rejected psync request");
+      }
+      return false;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      failover_psync_ = false;
+    }
+    if (failover_done_) failover_done_(true, "");
+  }
   if (ok && reply.rfind("+FULLRESYNC", 0) == 0) {
     ok = FullSync(src, reply);
   } else if (ok && reply.rfind("+CONTINUE", 0) == 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::string_view id = std::string_view(reply).substr(9);
-    while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
-    if (id.size() == 40 && id != replid_) {  // the master's history changed its name (PSYNC2)
-      replid2_ = replid_;
-      second_offset_ = offset_.load() + 1;
-      replid_ = std::string(id);
+    bool renamed = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::string_view id = std::string_view(reply).substr(9);
+      while (!id.empty() && id.front() == ' ') id.remove_prefix(1);
+      if (id.size() == 40 && id != replid_) {  // the master's history changed its name (PSYNC2)
+        LogWarning("Master replication ID changed to " + std::string(id));
+        replid2_ = replid_;
+        second_offset_ = offset_.load() + 1;
+        replid_ = std::string(id);
+        renamed = true;
+      }
     }
+    // As Redis: our own replicas reconnect, and continue under the new name (via replid2).
+    if (renamed && history_renamed_) history_renamed_();
     LogNotice("Successful partial resynchronization with master.");
   } else if (ok) {
     LogWarning("Unexpected reply to PSYNC from master: " + reply);
@@ -213,7 +304,7 @@ bool Replica::SyncOnce(uint64_t gen, const std::string& host, int port) {
   return true;
 }
 
-bool Replica::Handshake(SocketSource& src, std::string* psync_reply) {
+bool Replica::Handshake(SocketSource& src, std::string* psync_reply, bool* failover) {
   SetState(State::kHandshake);
   std::string line;
   auto ask = [&](std::initializer_list<std::string_view> cmd, const char* what) {
@@ -260,6 +351,7 @@ bool Replica::Handshake(SocketSource& src, std::string* psync_reply) {
   std::string id = "?", offset = "-1";
   {
     std::lock_guard<std::mutex> lock(mu_);
+    *failover = failover_psync_;
     if (synced_) {
       id = replid_;
       offset = std::to_string(offset_.load() + 1);
@@ -268,10 +360,16 @@ bool Replica::Handshake(SocketSource& src, std::string* psync_reply) {
       LogNotice("Partial resynchronization not possible (no cached master)");
     }
   }
-  if (!src.WriteAll(RespArray({"PSYNC", id, offset}))) return false;
+  const bool sent = *failover ? src.WriteAll(RespArray({"PSYNC", id, offset, "FAILOVER"}))
+                              : src.WriteAll(RespArray({"PSYNC", id, offset}));
+  if (!sent) {
+    LogWarning("Unable to send PSYNC to master: " + src.error());
+    return false;
+  }
   do {  // the master may send newlines while it prepares the payload
     if (!src.ReadLine(psync_reply)) {
       LogWarning("Master did not answer PSYNC: " + src.error());
+      *psync_reply = "-" + src.error();  // read, not written: the target's refusal
       return false;
     }
   } while (psync_reply->empty());
@@ -383,6 +481,7 @@ bool Replica::FullSync(SocketSource& src, const std::string& reply) {
     replid2_.assign(40, '0');
     second_offset_ = -1;
     offset_ = master_offset;
+    stream_db_ = 0;  // the master's stream starts with a SELECT after a full sync
     synced_ = true;
   }
   // After a diskless payload the master starts the stream only once the replica ACKs, so ACK at
@@ -406,6 +505,7 @@ void Replica::ServeLink(uint64_t gen, int fd, std::string leftover) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     link_closed_ = false;
+    link_gen_ = gen;
     SetStateLocked(State::kConnected);
   }
   auto* item = new OpenItem();

@@ -61,13 +61,34 @@ class Replica : public RequestHandler {
 
   // REPLICAOF host port: the reply's text after '+' ("OK", or "OK Already connected to
   // specified master").
-  std::string Follow(const std::string& host, int port);
+  // `failover`: FAILOVER's step (master.h) — our own history (replid, offset) is what we ask
+  // to continue, with `PSYNC <replid> <offset+1> FAILOVER`, and the answer goes to the hook.
+  std::string Follow(const std::string& host, int port, bool failover = false);
+  // The Master's: told whether the target accepted a PSYNC ... FAILOVER (+CONTINUE or
+  // +FULLRESYNC), or why not. Called from the replication thread, no lock held.
+  void set_failover_done(std::function<void(bool ok, const std::string& why)> fn) {
+    failover_done_ = std::move(fn);
+  }
+  // The Master's: our master answered +CONTINUE with a new replid (it was promoted); our own
+  // replicas are disconnected, as Redis does, so they learn the new name. No lock held.
+  void set_history_renamed(std::function<void()> fn) { history_renamed_ = std::move(fn); }
   // Start-up: the `replicaof` config's value ("host port", or "" for none).
   void FollowConfigured(std::string_view value);
   // REPLICAOF NO ONE: stops following, keeps the data; the master's replid becomes replid2.
   void Promote();
   // Shutdown, before the workers stop: ends the link and the thread.
   void Stop();
+
+  // A restarted replica continues its master's history (saved_history.h). Start-up, before
+  // the data file is opened: takes the saved history; it is used (the first PSYNC asks to
+  // continue it) only when `replicaof` is configured, as Redis 7.0 restores repl-id/offset
+  // only on a replica.
+  void TakeSavedHistory(const std::string& data_file, bool replicaof_configured);
+  // Start-up: an RDB file was loaded into the data, which no longer follow that history.
+  void ForgetSavedHistory();
+  // Clean shutdown, after Stop(), the workers stopped and the data file synced: saves the
+  // history the data follow, if any. False (logged) if it could not be written.
+  bool SaveHistoryAtShutdown(const std::string& data_file);
 
   // Writes from clients are refused: following a master, with replica-read-only yes.
   bool read_only() const {
@@ -96,6 +117,9 @@ class Replica : public RequestHandler {
   bool link_up() const;  // following, link connected
   void AdvanceOffset(int64_t n) { offset_.fetch_add(n, std::memory_order_relaxed); }
   void NewHistory();  // the first backlog: a new replid, no replid2 (Redis's changeReplicationId)
+  // The data follow a known history (synced from a master, promoted, or restored at start-up):
+  // a first replica of ours continues it rather than getting a new replid.
+  bool has_history() const;
   void AppendInfo(std::string* out);  // INFO's "# Replication" section, fields only
   int64_t repl_offset() const { return offset_.load(); }  // master_repl_offset (any thread)
 
@@ -112,7 +136,8 @@ class Replica : public RequestHandler {
   // One link: connect, handshake, sync, then serve the stream until it drops. False if it
   // failed before the stream started (the caller waits a second and retries).
   bool SyncOnce(uint64_t gen, const std::string& host, int port);
-  bool Handshake(SocketSource& src, std::string* psync_reply);
+  // *failover: the PSYNC sent (or not written) said FAILOVER.
+  bool Handshake(SocketSource& src, std::string* psync_reply, bool* failover);
   bool FullSync(SocketSource& src, const std::string& reply);
   bool FlushAll();  // every database, before a full sync's load
   void ServeLink(uint64_t gen, int fd, std::string leftover);  // until the link closes
@@ -134,7 +159,10 @@ class Replica : public RequestHandler {
   std::atomic<int64_t> offset_{0};      // master_repl_offset: the stream's bytes processed
   std::atomic<int64_t> last_io_ms_{0};  // the last bytes from the master (wall clock)
   std::atomic<int64_t> sync_read_{0};   // full sync: RDB bytes read so far
-  Connection* link_ = nullptr;          // worker 0 only
+  // The database the master's stream has selected: a new link (partial resync) starts in it,
+  // as Redis's cached master keeps its db (a master sends no SELECT on +CONTINUE).
+  std::atomic<int> stream_db_{0};
+  Connection* link_ = nullptr;  // worker 0 only
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -142,7 +170,11 @@ class Replica : public RequestHandler {
   int port_ = 0;
   State state_ = State::kNone;
   bool link_closed_ = false;
-  bool synced_ = false;  // the data follow replid_ up to offset_: a PSYNC may continue them
+  bool synced_ = false;          // the data follow replid_ up to offset_: a PSYNC may continue them
+  bool failover_psync_ = false;  // the PSYNC says FAILOVER (Follow(..., true)), until answered
+  uint64_t link_gen_ = 0;        // the generation the link's connection serves (worker 0)
+  std::function<void(bool, const std::string&)> failover_done_;
+  std::function<void()> history_renamed_;
   std::string replid_;
   std::string replid2_;
   int64_t second_offset_ = -1;

@@ -24,6 +24,7 @@ void Replica::OnOpen(Connection& c) {
   deps_.server->OnOpen(c);  // a ClientState, counted and listed as every client is
   auto* cl = static_cast<ClientState*>(c.user_data);
   cl->master = true;
+  cl->db = stream_db_.load();  // a partial resync continues in the stream's database
   cl->authenticated = true;
   cl->reply_off = true;  // the master reads no reply (GETACK's ACK is written below)
   // The link is over once its client is freed: after its last command finished, so a new link's
@@ -41,6 +42,8 @@ void Replica::OnOpen(Connection& c) {
 }
 
 RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::string_view> args) {
+  // A link REPLICAOF (or a promotion) has ended, not yet closed: nothing more of it applies.
+  if (Cancelled(link_gen_)) return Result::kDone;
   last_io_ms_ = NowMs();
   // Counted when the command starts: the connection runs one at a time, so every command before
   // it has finished, and a GETACK answers the offset of the commands before it.
@@ -67,6 +70,7 @@ RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::st
 
 void Replica::OnClose(Connection& c) {
   link_ = nullptr;
+  if (auto* cl = static_cast<ClientState*>(c.user_data); cl != nullptr) stream_db_ = cl->db;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ == State::kConnected) SetStateLocked(State::kConnect);
@@ -149,8 +153,8 @@ void Replica::AppendInfo(std::string* out) {
     lock.lock();
   } else {
     Field(out, "connected_slaves", 0);
+    Field(out, "master_failover_state", "no-failover");
   }
-  Field(out, "master_failover_state", "no-failover");
   Field(out, "master_replid", replid_);
   Field(out, "master_replid2", replid2_);
   Field(out, "master_repl_offset", offset_.load());

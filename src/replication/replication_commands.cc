@@ -23,6 +23,10 @@ namespace {
 
 Task ReplicaOf(Context& ctx) {
   Replica* replica = ctx.services->replica;
+  if (ctx.services->master->failover_state() != Master::kNoFailover) {
+    ctx.reply->Error("ERR REPLICAOF not allowed while failing over.");
+    co_return;
+  }
   if (EqualsNoCase(ctx.args[1], "no") && EqualsNoCase(ctx.args[2], "one")) {
     replica->Promote();
     ctx.reply->Ok();
@@ -46,6 +50,26 @@ Task Sync(Context& ctx) {
   ClientState* cl = ctx.client;
   if (cl->replica) co_return;  // as Redis: a second SYNC from a replica is ignored
   Replica* replica = ctx.services->replica;
+  if (ctx.args.size() > 3 && EqualsNoCase(ctx.args[0], "psync") &&
+      EqualsNoCase(ctx.args[3], "failover")) {
+    // Our master's FAILOVER: it hands us the role if we follow its history to the byte (it
+    // asks <its replid> <offset+1>); then it continues as our replica (+CONTINUE below).
+    LogWarning("Failover request received for replid " + std::string(ctx.args[1]) + ".");
+    if (!replica->following()) {
+      ctx.reply->Error("ERR PSYNC FAILOVER can't be sent to a master.");
+      co_return;
+    }
+    if (!EqualsNoCase(ctx.args[1], replica->history().replid)) {
+      ctx.reply->Error("ERR PSYNC FAILOVER replid must match my replid.");
+      co_return;
+    }
+    replica->Promote();
+    LogNotice("MASTER MODE enabled (failover request from 'id=" + std::to_string(cl->id) + "')");
+  }
+  if (ctx.services->master->failover_state() != Master::kNoFailover) {
+    ctx.reply->Error("NOMASTERLINK Can't SYNC while failing over");
+    co_return;
+  }
   if (replica->following() && !replica->link_up()) {
     ctx.reply->Error("NOMASTERLINK Can't SYNC while not connected with my master");
     co_return;
@@ -182,6 +206,64 @@ Task Wait(Context& ctx) {
   ctx.reply->Integer(w.count);
 }
 
+// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]: parsed and checked as Redis
+// 7.0's failoverCommand; the Master runs it (master.h).
+Task Failover(Context& ctx) {
+  if (ctx.services->cluster != nullptr) {
+    ctx.reply->Error(
+        "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.");
+    co_return;
+  }
+  Master* master = ctx.services->master;
+  if (ctx.args.size() == 2 && EqualsNoCase(ctx.args[1], "abort")) {
+    const std::string err = master->AbortFailover();
+    if (err.empty()) {
+      ctx.reply->Ok();
+    } else {
+      ctx.reply->Error(err);
+    }
+    co_return;
+  }
+  Master::FailoverRequest r;
+  bool have_timeout = false, have_to = false;
+  for (size_t j = 1; j < ctx.args.size(); ++j) {
+    const std::string_view a = ctx.args[j];
+    if (EqualsNoCase(a, "timeout") && j + 1 < ctx.args.size() && !have_timeout) {
+      if (!ParseInt64(ctx.args[j + 1], &r.timeout_ms)) {
+        ctx.reply->Error("ERR value is not an integer or out of range");
+        co_return;
+      }
+      if (r.timeout_ms <= 0) {
+        ctx.reply->Error("ERR FAILOVER timeout must be greater than 0");
+        co_return;
+      }
+      have_timeout = true;
+      ++j;
+    } else if (EqualsNoCase(a, "to") && j + 2 < ctx.args.size() && !have_to) {
+      int64_t port = 0;
+      if (!ParseInt64(ctx.args[j + 2], &port)) {
+        ctx.reply->Error("ERR value is not an integer or out of range");
+        co_return;
+      }
+      r.host = std::string(ctx.args[j + 1]);
+      r.port = static_cast<int>(port);
+      have_to = true;
+      j += 2;
+    } else if (EqualsNoCase(a, "force") && !r.force) {
+      r.force = true;
+    } else {
+      ctx.reply->Error("ERR syntax error");
+      co_return;
+    }
+  }
+  const std::string err = master->StartFailover(r);
+  if (err.empty()) {
+    ctx.reply->Ok();
+  } else {
+    ctx.reply->Error(err);
+  }
+}
+
 constexpr uint32_t kAdminStale = kCmdAdmin | kCmdNoScript | kCmdStale;
 constexpr uint32_t kSyncFlags = kCmdHome | kCmdAdmin | kCmdNoScript | kCmdNoMulti;
 
@@ -200,6 +282,8 @@ const CommandSpec kReplicationCommands[] = {
     {"replconf", -1, kCmdHome | kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale | kCmdAllowBusy,
      0, 0, 0, &Replconf, "@admin @slow @dangerous", "server",
      "An internal command for configuring the replication stream", "3.0.0"},
+    {"failover", -1, kAdminStale, 0, 0, 0, &Failover, "@admin @slow @dangerous", "server",
+     "Start a coordinated failover between this server and one of its replicas.", "6.2.0"},
     {"wait", 3, kCmdHome | kCmdNoScript, 0, 0, 0, &Wait, "@slow @connection", "generic",
      "Wait for the synchronous replication of all the write commands sent in the context of the "
      "current connection",

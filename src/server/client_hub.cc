@@ -261,17 +261,39 @@ void ClientHub::Pause(int64_t end_ms, bool all) {
   std::lock_guard<std::mutex> lock(pause_mu_);
   int type = all ? kPauseAll : kPauseWrite;
   // As in Redis, a new pause never shortens or weakens one in force.
-  if (pause_type_.load() == kPauseNone || end_ms > pause_end_ms_.load()) pause_end_ms_ = end_ms;
-  if (type > pause_type_.load()) pause_type_ = type;
+  if (client_type_.load() == kPauseNone || end_ms > client_end_ms_.load()) client_end_ms_ = end_ms;
+  if (type > client_type_.load()) client_type_ = type;
+  CombinePauses();
 }
 
 void ClientHub::Unpause() {
   {
     std::lock_guard<std::mutex> lock(pause_mu_);
-    pause_type_ = kPauseNone;
-    pause_end_ms_ = 0;
+    client_type_ = kPauseNone;
+    client_end_ms_ = 0;
+    CombinePauses();
   }
   PostToAll([this](int w) { ResumeParked(w); });
+}
+
+void ClientHub::PauseForFailover(bool on) {
+  {
+    std::lock_guard<std::mutex> lock(pause_mu_);
+    failover_pause_ = on;
+    CombinePauses();
+  }
+  if (!on) PostToAll([this](int w) { ResumeParked(w); });
+}
+
+void ClientHub::CombinePauses() {
+  int type = client_type_.load();
+  int64_t end = client_end_ms_.load();
+  if (failover_pause_) {
+    type = std::max<int>(type, kPauseWrite);
+    end = INT64_MAX;  // until FAILOVER ends it
+  }
+  pause_type_ = type;
+  pause_end_ms_ = type == kPauseNone ? 0 : end;
 }
 
 bool ClientHub::PauseActive(int64_t now_ms) const {
@@ -334,9 +356,13 @@ void ClientHub::ResumeParked(int worker) {
 void ClientHub::Tick(Worker* worker, int id) {
   PerWorker& pw = workers_[id];
   const int64_t now = NowMs();
-  if (pause_type_.load(std::memory_order_relaxed) != kPauseNone && !PauseActive(now)) {
+  if (client_type_.load(std::memory_order_relaxed) != kPauseNone &&
+      client_end_ms_.load(std::memory_order_relaxed) <= now) {
     std::lock_guard<std::mutex> lock(pause_mu_);
-    if (pause_end_ms_.load() <= now) pause_type_ = kPauseNone;  // the pause timed out
+    if (client_end_ms_.load() <= now) {  // CLIENT PAUSE timed out (FAILOVER's may remain)
+      client_type_ = kPauseNone;
+      CombinePauses();
+    }
   }
   // A stopping worker runs what it holds, so shutdown is not stuck behind a pause.
   if (!pw.parked.empty() && (!PauseActive(now) || worker->stop_requested())) ResumeParked(id);

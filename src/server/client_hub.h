@@ -100,7 +100,10 @@ class ClientHub {
   bool Paused() const {
     return pause_type_.load(std::memory_order_relaxed) != kPauseNone && PauseActive(NowMs());
   }
-  void Unpause();                    // any thread; queued commands run now
+  void Unpause();  // any thread; queued commands run now (CLIENT UNPAUSE)
+  // FAILOVER's own write pause (Redis's PAUSE_DURING_FAILOVER): held until lifted, and kept
+  // apart from CLIENT PAUSE, so CLIENT UNPAUSE does not end it nor it a client's pause.
+  void PauseForFailover(bool on);    // any thread
   void AddMonitor(ClientState* cl);  // the client's worker
   // The client's worker: closes `cl` now, dropping its pending output (as Redis's freeClient).
   void Kill(ClientState* cl);
@@ -136,8 +139,13 @@ class ClientHub {
   std::unique_ptr<PerWorker[]> workers_;
 
   std::mutex pause_mu_;  // Pause/Unpause/expiry: type and end change together
+  // What the dispatcher tests: the strongest pause in force, of CLIENT PAUSE's and FAILOVER's.
   std::atomic<int> pause_type_{kPauseNone};
   std::atomic<int64_t> pause_end_ms_{0};
+  std::atomic<int> client_type_{kPauseNone};  // CLIENT PAUSE's (under pause_mu_ to change)
+  std::atomic<int64_t> client_end_ms_{0};
+  bool failover_pause_ = false;  // under pause_mu_
+  void CombinePauses();          // pause_mu_ held: pause_type_/end_ from the two
 
   std::atomic<int> monitors_{0};
   std::atomic<bool> output_limit_on_{false};

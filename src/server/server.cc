@@ -149,7 +149,8 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
                    [this] {
                      const std::string dir = ConfigValue("dir");
                      return dir.empty() ? std::string(".") : dir;
-                   }});
+                   },
+                   [this](bool on) { hub_->PauseForFailover(on); }});
   services_.replica = replica_.get();
   services_.master = master_.get();
   g_expiry_replica.store(replica_.get());

@@ -229,6 +229,7 @@ bool Server::StartWorkers(std::string* error) {
     synced_.push_back(std::make_unique<std::atomic<bool>>(false));
     io_pools_.push_back(std::make_unique<IoBufferPool>());
   }
+  replica_->TakeSavedHistory(config_.data_file, !ConfigValue("replicaof").empty());
   if (!OpenStorage(error)) return false;
   if (!config_.load_rdb.empty()) {
     rdb_to_load_ = config_.load_rdb;
@@ -250,6 +251,7 @@ bool Server::StartWorkers(std::string* error) {
       ok = false;
     }
   }
+  if (!rdb_to_load_.empty()) replica_->ForgetSavedHistory();
   if (ok && !rdb_to_load_.empty()) ok = LoadRdbBeforeServing(error);
   return ok;
 }
@@ -421,6 +423,13 @@ int Server::Run() {
     } else {
       LogWarning("Checkpoint not written: " + error);
     }
+  }
+  // A replica's replication id and offset, for a partial resync after the restart
+  // (replication/saved_history.h): only once everything the stream applied is on the device.
+  if (std::string sync_error; data_file_->SyncNow(&sync_error)) {
+    replica_->SaveHistoryAtShutdown(config_.data_file);
+  } else {
+    LogWarning("Replication history not saved: " + sync_error);
   }
   LogNotice("Lavik is now ready to exit, bye bye...");
   return 0;

@@ -782,3 +782,99 @@ def test_dir_and_dbfilename_with_protected_configs_enabled(spawn_server, tmp_pat
     c.set("k", "v")
     assert c.save() is True
     assert (sub / "other.rdb").exists()
+
+
+def start_restartable_replica(spawn_server, master, target, workdir=None):
+    """A replica configured with replicaof (Redis 7.0 restores repl-id/offset only on one),
+    started (again, on `workdir`) and linked. redis-server keeps them in the RDB it saves at
+    shutdown, so it needs a save point; Lavik keeps them next to its data file."""
+    args = ["--replicaof", f"127.0.0.1 {master.port}"]
+    args += ["--save", "3600 1"] if target == "redis" else []
+    replica = spawn_server(extra_args=args, workdir=workdir)
+    r = client(replica)
+    assert wait_until(quiet(lambda: link_up(r)), SYNC_TIMEOUT_S)
+    return replica, r
+
+
+def synced_restartable_pair(spawn_server, target, keys):
+    """A redis-server master with `keys` keys, and a restartable replica that caught up."""
+    master = spawn_master(spawn_server)
+    m = client(master)
+    for i in range(keys):
+        m.set(f"before:{i}", i)
+    replica, r = start_restartable_replica(spawn_server, master, target)
+    assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
+    return master, m, replica, r
+
+
+def test_restarted_replica_continues_with_a_partial_resync(spawn_server, target):
+    master, m, replica, r = synced_restartable_pair(spawn_server, target, 200)
+    full = m.info("stats")["sync_full"]
+    partial = m.info("stats")["sync_partial_ok"]
+    # A light write load in db 5 only, through the restart: the stream's SELECT 5 came before
+    # the restart, so the restarted replica must continue in db 5 without one.
+    stop = threading.Event()
+    writes = [0]
+
+    def writer():
+        c = client(master, db=5)
+        while not stop.is_set():
+            c.set(f"w:{writes[0]}", writes[0])
+            c.incr("counter")
+            writes[0] += 1
+            time.sleep(0.003)
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    try:
+        assert wait_until(lambda: writes[0] > 50, SYNC_TIMEOUT_S)
+        replica.terminate()  # SIGTERM: a clean shutdown
+        time.sleep(0.3)  # the master keeps writing meanwhile (into its backlog)
+        replica, r = start_restartable_replica(spawn_server, master, target, replica.workdir)
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        t.join(10)
+    assert not t.is_alive()
+    assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
+    stats = m.info("stats")
+    assert stats["sync_partial_ok"] == partial + 1, stats
+    assert stats["sync_full"] == full, "the restarted replica was sent a full sync"
+    assert info(r, "master_replid") == info(m, "master_replid")
+    assert snapshot(r, 0) == snapshot(m, 0)
+    assert snapshot(r, 5) == snapshot(m, 5)
+    assert client(replica, db=5).get("counter") == str(writes[0])
+
+
+@pytest.mark.lavik_only  # a redis-server replica reloads the RDB of its last sync (older data)
+def test_replica_killed_restarts_with_a_full_sync(spawn_server, target):
+    """kill -9: nothing says how far the stored data got, so no partial resync is claimed."""
+    master, m, replica, r = synced_restartable_pair(spawn_server, target, 100)
+    replica.terminate()  # a clean shutdown saves the history...
+    replica, r = start_restartable_replica(spawn_server, master, target, replica.workdir)
+    assert m.info("stats")["sync_full"] == 1
+    m.set("k:more", "x")
+    assert wait_until(quiet(lambda: r.get("k:more") == "x"), SYNC_TIMEOUT_S)
+    replica.kill()  # ...which the start took: after kill -9 there is none
+    m.set("k:while-dead", "y")
+    replica, r = start_restartable_replica(spawn_server, master, target, replica.workdir)
+    assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
+    assert m.info("stats")["sync_full"] == 2
+    assert snapshot(r, 0) == snapshot(m, 0)
+
+
+def test_partial_resync_continues_in_the_streams_database(spawn_server):
+    """A master sends no SELECT after +CONTINUE: the new link applies in the database the
+    stream had selected before the cut."""
+    master = spawn_master(spawn_server)
+    replica = spawn_server()
+    m5 = client(master, db=5)
+    m5.set("before", 1)
+    r = follow(replica, master)
+    m5.set("mid", 3)  # the stream's SELECT 5 (a full sync resets the master's selected db)
+    assert wait_until(lambda: caught_up(client(master), r), SYNC_TIMEOUT_S)
+    kill_master_link_and_wait(client(master), r, lambda: r.client_kill_filter(_type="master"))
+    m5.set("after", 2)
+    assert wait_until(lambda: caught_up(client(master), r), SYNC_TIMEOUT_S)
+    assert client(replica, db=5).mget("before", "mid", "after") == ["1", "3", "2"]
+    assert client(replica, db=0).get("after") is None
