@@ -170,8 +170,11 @@ class Cluster {
   bool LoadConfig(std::string* error);
   bool SaveConfig(std::string* error);
   void SaveOrDie();
-  void UpdateState();
-  void Publish();
+  // slot >= 0: only that slot's routes changed (SETSLOT), so Publish may patch a copy of the
+  // current table instead of rebuilding all 16384 entries.
+  void UpdateState(int slot = -1);
+  void Publish(int slot = -1);
+  bool RouteId(const Node* n, uint16_t* id) const;
   int Quorum() const;
   std::string Endpoint(const Node& n) const;
   uint64_t MyReplOffset() const { return opt_.repl_offset ? uint64_t(opt_.repl_offset()) : 0; }
@@ -229,6 +232,7 @@ class Cluster {
   std::atomic<uint64_t> links_count_{0};
 
   std::shared_ptr<const cluster::RouteTable> routes_;  // under mu_
+  std::vector<const Node*> route_nodes_;  // routes_'s endpoints' nodes, by index; under mu_
   std::atomic<uint64_t> routes_version_{0};
 };
 

@@ -325,7 +325,7 @@ std::string Cluster::SetSlot(int slot, std::string_view action, std::string_view
       Wake();
     }
   }
-  UpdateState();
+  UpdateState(slot);
   SaveOrDie();
   return "";
 }
