@@ -255,6 +255,13 @@ void Master::AppendEntry(const repl::Entry& e) {
   Append(kExec);
 }
 
+bool Master::StreamSettled() {
+  if (!repl::On()) return true;
+  Wake();  // merge now what the workers logged
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_seq_ > repl::LastSeq();
+}
+
 void Master::Merge() {
   drained_.clear();
   repl::Drain(&drained_);

@@ -77,6 +77,10 @@ class Master {
   // of ours attached.
   void Feed(int64_t offset_before, std::span<const std::string_view> args, size_t bytes);
 
+  // Every write numbered so far is in the backlog (master_repl_offset counts it): a cluster
+  // master paused for a manual failover reports its offset once this holds.
+  bool StreamSettled();
+
   // min-replicas-to-write: writes are refused (-NOREPLICAS) while this is true.
   bool refuses_writes() const { return refuse_writes_.load(std::memory_order_relaxed); }
 

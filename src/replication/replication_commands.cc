@@ -23,6 +23,11 @@ namespace {
 
 Task ReplicaOf(Context& ctx) {
   Replica* replica = ctx.services->replica;
+  // As Redis: a cluster node's replication follows its cluster role (CLUSTER REPLICATE).
+  if (ctx.services->cluster != nullptr) {
+    ctx.reply->Error("ERR REPLICAOF not allowed in cluster mode.");
+    co_return;
+  }
   if (EqualsNoCase(ctx.args[1], "no") && EqualsNoCase(ctx.args[2], "one")) {
     replica->Promote();
     ctx.reply->Ok();
