@@ -177,10 +177,14 @@ void Cluster::Shards(ReplyWriter& w) {
     }
     w.Bulk("role");
     w.Bulk((n.flags & cluster::kSlave) ? "replica" : "master");
+    const int64_t offset = int64_t(&n == myself_ ? MyReplOffset() : n.repl_offset);
     w.Bulk("replication-offset");
-    w.Integer(int64_t(&n == myself_ ? MyReplOffset() : n.repl_offset));
+    w.Integer(offset);
+    // As Redis 7.0: a replica that has replicated nothing yet is "loading".
     w.Bulk("health");
-    w.Bulk((n.flags & cluster::kFailFlag) ? "fail" : "online");
+    w.Bulk((n.flags & cluster::kFailFlag)                 ? "fail"
+           : ((n.flags & cluster::kSlave) && offset == 0) ? "loading"
+                                                          : "online");
   };
   w.Array(masters.size());
   for (const Node* m : masters) {
@@ -382,6 +386,7 @@ std::string Cluster::Reset(bool hard) {
     following_.clear();
     if (opt_.promote) Defer(opt_.promote);
   }
+  ResetManualFailover();
   for (int s = 0; s < kNumSlots; ++s) {
     migrating_to_[s] = importing_from_[s] = nullptr;
     DelSlot(s);

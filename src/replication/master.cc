@@ -552,11 +552,14 @@ void Master::Cron(int64_t now_ms) {
     return;
   }
   const int64_t period_ms = ConfigInt(deps_, "repl-ping-replica-period", 10) * 1000;
-  if (!slaves_.empty() && now_ms - last_ping_ms_ >= period_ms) {
+  // A manual failover's pause: nothing is added to the stream, so the offset the cluster sent
+  // the replica stays the master's last (Redis skips its PING and GETACK while paused).
+  const bool quiet = failover_pause_.load(std::memory_order_relaxed);
+  if (!quiet && !slaves_.empty() && now_ms - last_ping_ms_ >= period_ms) {
     last_ping_ms_ = now_ms;
     Append(kPing);
   }
-  if (want_ack_) {
+  if (want_ack_ && !quiet) {
     want_ack_ = false;
     Append(kGetAck);
   }

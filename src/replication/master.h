@@ -80,6 +80,8 @@ class Master {
   // Every write numbered so far is in the backlog (master_repl_offset counts it): a cluster
   // master paused for a manual failover reports its offset once this holds.
   bool StreamSettled();
+  // While a cluster manual failover pauses writes: no PING or GETACK goes into the stream.
+  void SetFailoverPause(bool on) { failover_pause_.store(on, std::memory_order_relaxed); }
 
   // min-replicas-to-write: writes are refused (-NOREPLICAS) while this is true.
   bool refuses_writes() const { return refuse_writes_.load(std::memory_order_relaxed); }
@@ -161,6 +163,7 @@ class Master {
   int64_t last_ping_ms_ = 0;
   bool want_ack_ = false;
   std::atomic<bool> refuse_writes_{false};
+  std::atomic<bool> failover_pause_{false};
   static Master* instance_;
 };
 

@@ -264,8 +264,14 @@ bool Server::StartCluster(std::string* error) {
   o.follow = [this](const std::string& host, int port) { replica_->Follow(host, port); };
   o.promote = [this] { replica_->Promote(); };
   o.repl_data_age_ms = [this] { return replica_->DataAgeMs(); };
-  o.pause_writes = [this](int64_t until_ms) { hub_->Pause(until_ms, false); };
-  o.unpause_writes = [this] { hub_->Unpause(); };
+  o.pause_writes = [this](int64_t until_ms) {
+    master_->SetFailoverPause(true);
+    hub_->Pause(until_ms, false);
+  };
+  o.unpause_writes = [this] {
+    master_->SetFailoverPause(false);
+    hub_->Unpause();
+  };
   o.repl_settled = [this] { return master_->StreamSettled(); };
   o.allow_replica_migration = ConfigValue("cluster-allow-replica-migration") == "yes";
   o.replica_no_failover = ConfigValue("cluster-replica-no-failover") == "yes";

@@ -402,31 +402,35 @@ def test_failover_force_and_takeover(six):
     checked(ps[0])
 
 
+def mixed(tmp_path, nodes, replica_is_redis):
+    """Three masters and one replica of the first, the replica of the other kind (redis-server
+    among target masters, or the target among redis-server masters). Fills `nodes`."""
+    ps = ports(4)
+    for i, p in enumerate(ps):
+        nodes.append(start_node(tmp_path, p, redis_server=(i == 3) == replica_is_redis))
+    out = redis_cli("--cluster", "create", *[f"127.0.0.1:{p}" for p in ps[:3]], "--cluster-yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    clients = [x.client() for x in nodes]
+    ids = [c.execute_command("CLUSTER", "MYID") for c in clients]
+    assert clients[3].execute_command("CLUSTER", "MEET", "127.0.0.1", ps[0]) == "OK"
+    wait_for("the fourth node to join", lambda: agreed(clients, 4))
+    assert clients[3].execute_command("CLUSTER", "REPLICATE", ids[0]) == "OK"
+    wait_for("the replica's link", lambda: replica_linked(clients[3]))
+    wait_for("agreement", lambda: agreed(clients, 4) and roles(clients)[ids[3]] == ids[0])
+    rc = cluster_client(ps[:3])
+    for i in range(200):
+        rc.set(f"x:{i}", i)
+    rc.close()
+    assert clients[0].execute_command("WAIT", 1, 5000) == 1
+    return clients, ids, ps
+
+
 @pytest.mark.parametrize("replica_is_redis", [True, False])
 def test_mixed_failover(tmp_path, replica_is_redis):
-    """Three masters and one replica, the replica of the other kind (redis-server among
-    target masters, or the target among redis-server masters): kill -9 of its master and the
-    replica wins the masters' votes."""
-    ps = ports(4)
+    """kill -9 of the replica's master: the replica wins the other kind's votes."""
     nodes = []
     try:
-        for i, p in enumerate(ps):
-            nodes.append(start_node(tmp_path, p, redis_server=(i == 3) == replica_is_redis))
-        out = redis_cli("--cluster", "create", *[f"127.0.0.1:{p}" for p in ps[:3]],
-                        "--cluster-yes")
-        assert out.returncode == 0, out.stdout + out.stderr
-        clients = [x.client() for x in nodes]
-        ids = [c.execute_command("CLUSTER", "MYID") for c in clients]
-        assert clients[3].execute_command("CLUSTER", "MEET", "127.0.0.1", ps[0]) == "OK"
-        wait_for("the fourth node to join", lambda: agreed(clients, 4))
-        assert clients[3].execute_command("CLUSTER", "REPLICATE", ids[0]) == "OK"
-        wait_for("the replica's link", lambda: replica_linked(clients[3]))
-        wait_for("agreement", lambda: agreed(clients, 4) and roles(clients)[ids[3]] == ids[0])
-        rc = cluster_client(ps[:3])
-        for i in range(200):
-            rc.set(f"x:{i}", i)
-        rc.close()
-        assert clients[0].execute_command("WAIT", 1, 5000) == 1
+        clients, ids, ps = mixed(tmp_path, nodes, replica_is_redis)
         nodes[0].kill()
         wait_for("the replica's promotion",
                  lambda: "master" in nodes_table(clients[3])[ids[3]][0] and
@@ -434,6 +438,27 @@ def test_mixed_failover(tmp_path, replica_is_redis):
         write_until_ok(ps[1:], "after", "1", timeout=TIMEOUT_MS / 1000 + 10)
         rc = cluster_client(ps[1:])
         assert [rc.get(f"x:{i}") for i in range(200)] == [str(i) for i in range(200)]
+        rc.close()
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+@pytest.mark.parametrize("replica_is_redis", [True, False])
+def test_mixed_manual_failover(tmp_path, replica_is_redis):
+    """CLUSTER FAILOVER across kinds: the master pauses and hands over its offset."""
+    nodes = []
+    try:
+        clients, ids, ps = mixed(tmp_path, nodes, replica_is_redis)
+        assert clients[3].execute_command("CLUSTER", "FAILOVER") == "OK"
+        wait_for("the manual failover",
+                 lambda: "master" in nodes_table(clients[3])[ids[3]][0] and
+                 nodes_table(clients[0])[ids[0]][1] == ids[3], timeout=15)
+        wait_for("agreement", lambda: agreed(clients, 4))
+        wait_for("the old master's link", lambda: replica_linked(clients[0]))
+        rc = cluster_client(ps)
+        assert [rc.get(f"x:{i}") for i in range(200)] == [str(i) for i in range(200)]
+        assert rc.set("after", "1")
         rc.close()
     finally:
         for n in nodes:
