@@ -20,7 +20,7 @@ from test_cluster import info, redis_cli
 BASE = 7300
 # Fresh ports of this file's range in turn, so a lingering TIME_WAIT bus port never collides.
 _port_cycle = itertools.cycle(range(BASE, BASE + 190))
-TIMEOUT_MS = 1000
+TIMEOUT_MS = 2000
 
 
 def ports(n):
@@ -218,12 +218,7 @@ def test_replicate_errors(six):
 def test_replica_serves_readonly_and_redirects_writes(six):
     nodes, clients, ps = six
     master, replica, master_id, replica_id = a_master_and_replica(clients)
-    slot_owner = {}
-    for s in clients[0].execute_command("CLUSTER", "SLOTS"):
-        slot_owner[(s[0], s[1])] = s[2][2]
-    key = next(f"k{i}" for i in range(100000)
-               if any(a <= key_slot(f"k{i}") <= b and o == master_id
-                      for (a, b), o in slot_owner.items()))
+    key = key_of(clients[0], master_id)
     assert master.set(key, "v1")
     assert master.execute_command("WAIT", 1, 5000) == 1
     mport = master.connection_pool.connection_kwargs["port"]
@@ -275,16 +270,34 @@ def cluster_client(ps):
                         decode_responses=True, socket_timeout=5, cluster_error_retry_attempts=1)
 
 
-def write_until_ok(ps, key, value, timeout):
+def key_of(client, node_id):
+    """A key whose slot the node owns (as `client` sees it)."""
+    ranges = [(e[0], e[1]) for e in client.execute_command("CLUSTER", "SLOTS")
+              if e[2][2] == node_id]
+    return next(f"k{i}" for i in range(100000)
+                if any(a <= key_slot(f"k{i}") <= b for a, b in ranges))
+
+
+def write_until_ok(live_ports, key, value, timeout):
+    """A fresh cluster client per attempt (through the live nodes) until its write succeeds."""
     def attempt():
-        rc = cluster_client(ps)
+        rc = None
         try:
+            rc = cluster_client(live_ports)
             return rc.set(key, value)
+        except (redis.RedisError, redis.exceptions.RedisClusterException):
+            return False  # CLUSTERDOWN, a dead node, no slot owner yet: try again
         finally:
-            rc.close()
+            if rc is not None:
+                rc.close()
     return wait_for(f"a write of {key}", attempt, timeout=timeout)
 
 
+# redis-py's ClusterNode.__del__ raises on a node it never connected to (a failed attempt).
+unraisable_ok = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+@unraisable_ok
 def test_automatic_failover_and_old_master_rejoins(tmp_path):
     nodes, clients, ps = form(tmp_path)
     try:
@@ -297,14 +310,16 @@ def test_automatic_failover_and_old_master_rejoins(tmp_path):
             rc.set(k, k)
         rc.close()
         assert master.execute_command("WAIT", 1, 5000) == 1
+        dead_key = key_of(master, master_id)
         nodes[idx].kill()
         survivors = [c for c in clients if c is not master]
-        t0 = time.monotonic()
+        # A cluster client's writes succeed again within the node timeout plus a few seconds
+        # (a deadline, generous for a loaded machine): detection, election, promotion.
+        live = [p for i, p in enumerate(ps) if i != idx]
+        write_until_ok(live, dead_key, "1", timeout=TIMEOUT_MS / 1000 + 15)
         wait_for("the replica's promotion",
                  lambda: "master" in nodes_table(replica)[replica_id][0] and
                  all(info(c)["cluster_state"] == "ok" for c in survivors), timeout=20)
-        write_until_ok(ps, "after:failover", "1", timeout=TIMEOUT_MS / 1000 + 10)
-        assert time.monotonic() - t0 < 30
         mine = nodes_table(replica)[replica_id][2]
         assert int(mine[6]) > max(epochs.values())
         assert len(mine) > 8  # it took the slots
@@ -425,17 +440,19 @@ def mixed(tmp_path, nodes, replica_is_redis):
     return clients, ids, ps
 
 
+@unraisable_ok
 @pytest.mark.parametrize("replica_is_redis", [True, False])
 def test_mixed_failover(tmp_path, replica_is_redis):
     """kill -9 of the replica's master: the replica wins the other kind's votes."""
     nodes = []
     try:
         clients, ids, ps = mixed(tmp_path, nodes, replica_is_redis)
+        dead_key = key_of(clients[1], ids[0])
         nodes[0].kill()
+        write_until_ok(ps[1:], dead_key, "1", timeout=TIMEOUT_MS / 1000 + 15)
         wait_for("the replica's promotion",
                  lambda: "master" in nodes_table(clients[3])[ids[3]][0] and
                  all(info(c)["cluster_state"] == "ok" for c in clients[1:]), timeout=20)
-        write_until_ok(ps[1:], "after", "1", timeout=TIMEOUT_MS / 1000 + 10)
         rc = cluster_client(ps[1:])
         assert [rc.get(f"x:{i}") for i in range(200)] == [str(i) for i in range(200)]
         rc.close()
