@@ -64,7 +64,9 @@ enum NodeFlag : uint16_t {
   kNoFailover = 512,
 };
 
-inline constexpr uint8_t kFlagExtData = 1 << 2;  // mflags[0]: extensions follow the gossip
+inline constexpr uint8_t kFlagPaused = 1 << 0;    // mflags[0]: a master paused for a failover
+inline constexpr uint8_t kFlagForceAck = 1 << 1;  // mflags[0]: vote even if my master is up
+inline constexpr uint8_t kFlagExtData = 1 << 2;   // mflags[0]: extensions follow the gossip
 
 using SlotBitmap = std::array<uint8_t, kSlotBytes>;
 

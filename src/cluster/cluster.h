@@ -31,6 +31,8 @@
 #include "base/slot.h"
 #include "cluster/bus_message.h"
 
+struct pollfd;
+
 namespace lavik {
 
 class ReplyWriter;
@@ -51,6 +53,7 @@ struct Node {
   SlotBitmap slots{};
   int numslots = 0;
   int64_t ctime = 0, ping_sent = 0, pong_received = 0, data_received = 0, fail_time = 0;
+  int64_t voted_time = 0;  // a master: when this node last voted for one of its replicas
   std::map<std::string, int64_t> fail_reports;  // reporter's name -> last report (ms)
   Link* link = nullptr;                         // outbound
   Link* inbound = nullptr;                      // accepted from it
@@ -74,6 +77,7 @@ struct RouteTable {
   std::array<uint16_t, kNumSlots> migrating;  // MIGRATING to (endpoint index) or kNone
   std::array<uint8_t, kNumSlots> importing;   // 1: IMPORTING here
   std::vector<std::string> endpoints;         // "ip:port" by index ([0]: this node)
+  uint16_t my_master = kNone;                 // a replica: its master's endpoint (READONLY reads)
   bool ok = false;                            // cluster_state:ok
   bool allow_reads_when_down = false;
 };
@@ -99,6 +103,24 @@ class Cluster {
     std::function<void(const std::vector<uint16_t>& slots)> on_slots_lost;
     std::function<void(bool shard, std::string_view channel, std::string_view message)> on_publish;
     std::function<int64_t()> repl_offset;
+    // Replicas and failover (cluster_failover.cc). Called without the state's mutex, from the
+    // bus thread or a CLUSTER command: follow a master (REPLICAOF host port), stop following
+    // and keep the data (REPLICAOF NO ONE), and a replica's data age — milliseconds since the
+    // master was last heard while the link is up, since it went down otherwise (a huge value
+    // when it never was up).
+    std::function<void(const std::string& host, int port)> follow;
+    std::function<void()> promote;
+    std::function<int64_t()> repl_data_age_ms;
+    // A master during a manual failover: pause client writes until the time given (ms), end
+    // the pause; and whether every write applied so far is in the replication stream (so the
+    // offset sent to the replica is final).
+    std::function<void(int64_t until_ms)> pause_writes;
+    std::function<void()> unpause_writes;
+    std::function<bool()> repl_settled;
+    bool allow_replica_migration = true;  // cluster-allow-replica-migration
+    bool replica_no_failover = false;     // cluster-replica-no-failover
+    int replica_validity_factor = 10;     // cluster-replica-validity-factor
+    int repl_ping_period_s = 10;          // repl-ping-replica-period
   };
   explicit Cluster(Options options);
   ~Cluster();
@@ -149,7 +171,10 @@ class Cluster {
   std::string BumpEpoch(std::string* reply);
   std::string SetConfigEpoch(uint64_t epoch);
   std::string CountFailureReports(std::string_view name, int64_t* count);
-  std::string Replicate(std::string_view name);
+  // REPLICATE: `db_keys` counts this node's keys (asked before the call).
+  std::string Replicate(std::string_view name, size_t db_keys);
+  // FAILOVER [FORCE|TAKEOVER] (cluster_failover.cc).
+  std::string Failover(bool force, bool takeover);
   bool MyselfHasSlots();
   // Slots owned here (for FLUSHSLOTS' emptiness check, RESET's key check).
   bool IsMaster();
@@ -182,6 +207,7 @@ class Cluster {
 
   // cluster_bus.cc
   void BusLoop();
+  void LoopOnce(const std::vector<pollfd>& fds, const std::vector<Link*>& polled);
   void Cron(int64_t now);
   void Accept(int64_t now);
   void Connect(Node* n, int64_t now);
@@ -201,6 +227,26 @@ class Cluster {
   void Send(Link* l, const cluster::Message& m);
   void Broadcast(const cluster::Message& m);
   void Wake();
+
+  // cluster_failover.cc (mu_ held): Redis 7.0's replica roles and failover election.
+  Node* MyMaster();               // myself's master when a replica, else null
+  void SetMaster(Node* n);        // clusterSetMaster
+  void SetNodeAsMaster(Node* n);  // clusterSetNodeAsMaster
+  void FollowMasterIfNeeded();    // the replication link points at myself's master
+  int ReplicaRank();              // clusterGetSlaveRank
+  void HandleReplicaFailover(int64_t now);
+  void HandleManualFailover();
+  void ManualFailoverCheckTimeout(int64_t now);
+  void ResetManualFailover();
+  void RequestFailoverAuth();
+  void SendFailoverAuthIfNeeded(Node* node, const cluster::Message& req, int64_t now);
+  void FailoverReplaceYourMaster();
+  void BroadcastPong(bool local_replicas_only);
+  uint64_t MaxEpoch() const;
+  bool MasterPaused(int64_t now);  // a master's PAUSED flag: paused and its offset final
+  // Work for the replication side, run after mu_ is released (RunDeferred).
+  void Defer(std::function<void()> f) { deferred_.push_back(std::move(f)); }
+  void RunDeferred();
 
   Options opt_;
   std::atomic<int64_t> node_timeout_ms_;
@@ -223,6 +269,7 @@ class Cluster {
   int64_t pfail_nodes_ = 0;
   bool save_pending_ = false;
   uint64_t cron_iteration_ = 0;
+  int64_t next_cron_ = 0;  // bus thread
 
   std::vector<std::unique_ptr<Link>> links_;  // bus thread (and CLUSTER LINKS under mu_)
   int listen_fd_ = -1;
@@ -230,6 +277,22 @@ class Cluster {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> links_count_{0};
+
+  // Failover (under mu_), Redis's failover_auth_* and mf_* fields.
+  int64_t failover_auth_time_ = 0;
+  int failover_auth_count_ = 0;
+  bool failover_auth_sent_ = false;
+  int failover_auth_rank_ = 0;
+  uint64_t failover_auth_epoch_ = 0;
+  bool handle_failover_ = false;  // votes arrived: run the election step before sleeping
+  int64_t mf_end_ = 0;            // a manual failover in progress until then (0: none)
+  bool mf_can_start_ = false;
+  Node* mf_replica_ = nullptr;  // a master: the replica that asked (MFSTART)
+  int64_t mf_master_offset_ = -1;
+  int64_t mf_paused_ms_ = 0;  // a master: when it paused writes for mf_replica_
+  std::string following_;     // the "ip:port" the replication link was pointed at
+  std::vector<std::function<void()>> deferred_;
+  std::mutex deferred_mu_;  // RunDeferred: one runner at a time, in order
 
   std::shared_ptr<const cluster::RouteTable> routes_;  // under mu_
   std::vector<const Node*> route_nodes_;  // routes_'s endpoints' nodes, by index; under mu_

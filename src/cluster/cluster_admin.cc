@@ -140,7 +140,12 @@ void Cluster::Slots(ReplyWriter& w) {
   for (const Range& r : ranges) {
     std::vector<const Node*> replicas;
     for (auto& [name, n] : nodes_) {
-      if (n->slaveof == r.n->name && !(n->flags & cluster::kFailFlag)) replicas.push_back(n.get());
+      // As Redis's isReplicaAvailable: not failing, and some data replicated.
+      const uint64_t offset = n.get() == myself_ ? MyReplOffset() : n->repl_offset;
+      if (n->slaveof == r.n->name && (n->flags & cluster::kSlave) &&
+          !(n->flags & cluster::kFailFlag) && offset != 0) {
+        replicas.push_back(n.get());
+      }
     }
     w.Array(3 + replicas.size());
     w.Integer(r.start);
@@ -172,10 +177,14 @@ void Cluster::Shards(ReplyWriter& w) {
     }
     w.Bulk("role");
     w.Bulk((n.flags & cluster::kSlave) ? "replica" : "master");
+    const int64_t offset = int64_t(&n == myself_ ? MyReplOffset() : n.repl_offset);
     w.Bulk("replication-offset");
-    w.Integer(int64_t(&n == myself_ ? MyReplOffset() : n.repl_offset));
+    w.Integer(offset);
+    // As Redis 7.0: a replica that has replicated nothing yet is "loading".
     w.Bulk("health");
-    w.Bulk((n.flags & cluster::kFailFlag) ? "fail" : "online");
+    w.Bulk((n.flags & cluster::kFailFlag)                 ? "fail"
+           : ((n.flags & cluster::kSlave) && offset == 0) ? "loading"
+                                                          : "online");
   };
   w.Array(masters.size());
   for (const Node* m : masters) {
@@ -371,7 +380,13 @@ std::string Cluster::Forget(std::string_view name) {
 }
 
 std::string Cluster::Reset(bool hard) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (myself_->flags & cluster::kSlave) {  // a replica turns into an empty master
+    SetNodeAsMaster(myself_);
+    following_.clear();
+    if (opt_.promote) Defer(opt_.promote);
+  }
+  ResetManualFailover();
   for (int s = 0; s < kNumSlots; ++s) {
     migrating_to_[s] = importing_from_[s] = nullptr;
     DelSlot(s);
@@ -392,6 +407,8 @@ std::string Cluster::Reset(bool hard) {
   }
   UpdateState();
   SaveOrDie();
+  lock.unlock();
+  RunDeferred();
   return "";
 }
 
@@ -439,18 +456,6 @@ std::string Cluster::CountFailureReports(std::string_view name, int64_t* count) 
   std::erase_if(n->fail_reports, [&](const auto& r) { return now - r.second > validity; });
   *count = int64_t(n->fail_reports.size());
   return "";
-}
-
-std::string Cluster::Replicate(std::string_view name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Node* n = FindNode(name);
-  if (n == nullptr) return "ERR Unknown node " + std::string(name);
-  if (n == myself_) return "ERR Can't replicate myself";
-  if (n->flags & cluster::kSlave) return "ERR I can only replicate a master, not a replica.";
-  if (myself_->numslots != 0) {
-    return "ERR To set a master the node must be empty and without assigned slots.";
-  }
-  return "ERR Lavik does not support replicas in cluster mode yet (CLUSTER REPLICATE)";
 }
 
 }  // namespace lavik

@@ -25,6 +25,8 @@ using cluster::Node;
 namespace {
 
 constexpr int64_t kCronMs = 100;
+constexpr int64_t kMfTimeoutMs = 5000;  // CLUSTER_MF_TIMEOUT
+constexpr int64_t kMfPauseMult = 2;     // CLUSTER_MF_PAUSE_MULT
 
 std::string PeerIp(int fd, bool local) {
   sockaddr_storage ss{};
@@ -53,6 +55,8 @@ bool Cluster::Start(std::string* error) {
   } else {
     LogNotice("Node configuration loaded, I'm " + myself_->name);
   }
+  myself_->flags &= ~cluster::kNoFailover;  // clusterUpdateMyselfFlags
+  if (opt_.replica_no_failover) myself_->flags |= cluster::kNoFailover;
   myself_->port = opt_.announce_port != 0 ? opt_.announce_port : opt_.port;
   const int bus = opt_.bus_port != 0 ? opt_.bus_port : opt_.port + 10000;
   myself_->cport = opt_.announce_bus_port != 0 ? opt_.announce_bus_port : bus;
@@ -131,7 +135,6 @@ void Cluster::Wake() {
 }
 
 void Cluster::BusLoop() {
-  int64_t next_cron = 0;
   std::vector<pollfd> fds;
   std::vector<Link*> polled;
   while (!stop_.load()) {
@@ -149,11 +152,18 @@ void Cluster::BusLoop() {
       }
     }
     int64_t now = NowMs();
-    int timeout = int(std::clamp<int64_t>(next_cron - now, 0, kCronMs));
+    int timeout = int(std::clamp<int64_t>(next_cron_ - now, 0, kCronMs));
     poll(fds.data(), fds.size(), timeout);
     if (stop_.load()) break;
+    LoopOnce(fds, polled);
+    RunDeferred();  // the replication side's work, without the state's mutex
+  }
+}
+
+void Cluster::LoopOnce(const std::vector<pollfd>& fds, const std::vector<Link*>& polled) {
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    now = NowMs();
+    int64_t now = NowMs();
     if (fds[1].revents & POLLIN) {
       char buf[64];
       while (read(wake_fd_[0], buf, sizeof(buf)) > 0) {
@@ -178,9 +188,13 @@ void Cluster::BusLoop() {
       if (re & (POLLIN | POLLERR | POLLHUP)) ReadLink(l, now);
       if (!l->dead && !l->wbuf.empty()) WriteLink(l);
     }
-    if (now >= next_cron) {
+    if (now >= next_cron_) {
       Cron(now);
-      next_cron = now + kCronMs;
+      next_cron_ = now + kCronMs;
+    }
+    if (handle_failover_ && (myself_->flags & cluster::kSlave)) {
+      HandleManualFailover();
+      HandleReplicaFailover(now);
     }
     // Messages queued by commands or by processing are flushed at once.
     for (auto& l : links_) {
@@ -329,9 +343,14 @@ void Cluster::Header(uint16_t type, Message* m) {
   m->flags = myself_->flags;
   m->state = uint8_t(state_);
   m->current_epoch = current_epoch_;
-  m->config_epoch = myself_->config_epoch;
+  // A replica announces its master's slots and config epoch, and names it (clusterBuildMessageHdr).
+  const Node* master = MyMaster();
+  const Node& owner = master != nullptr ? *master : *myself_;
+  m->config_epoch = owner.config_epoch;
   m->offset = MyReplOffset();
-  m->slots = myself_->slots;
+  m->slots = owner.slots;
+  if (master != nullptr) m->slaveof = master->name;
+  if (MasterPaused(NowMs())) m->mflags0 |= cluster::kFlagPaused;
   m->myip = opt_.announce_ip;
   m->hostname = myself_->hostname;
 }
@@ -426,6 +445,14 @@ void Cluster::Process(Link* l, const Message& m, int64_t now) {
       save_pending_ = true;
     }
     sender->repl_offset = m.offset;
+    // A manual failover: the first offset my master sends once it paused its writes.
+    if (mf_end_ != 0 && (myself_->flags & cluster::kSlave) && myself_->slaveof == sender->name &&
+        (m.mflags0 & cluster::kFlagPaused) && mf_master_offset_ == -1) {
+      mf_master_offset_ = int64_t(m.offset);
+      handle_failover_ = true;
+      LogNotice("Received replication offset for paused master manual failover: " +
+                std::to_string(m.offset));
+    }
   }
   if (sender != nullptr && l->inbound && sender->inbound == nullptr && l->node == nullptr) {
     l->node = sender;
@@ -521,21 +548,24 @@ void Cluster::Process(Link* l, const Message& m, int64_t now) {
       }
     }
     if (sender == nullptr) return;
-    // Role: Lavik has no cluster replicas yet; a node that says it is a master is one.
+    // Role switch: replica -> master or master -> replica, and a replica's master.
     if (m.slaveof.empty()) {
-      if (sender->flags & cluster::kSlave) {
-        sender->flags = (sender->flags & ~cluster::kSlave) | cluster::kMaster;
-        sender->slaveof.clear();
+      SetNodeAsMaster(sender);
+    } else {
+      if (sender->flags & cluster::kMaster) {
+        for (int s = 0; s < kNumSlots; ++s) {
+          if (slots_[s] == sender) DelSlot(s);
+        }
+        sender->flags =
+            (sender->flags & ~(cluster::kMaster | cluster::kMigrateTo)) | cluster::kSlave;
+        save_pending_ = true;
+        UpdateState();
+      }
+      Node* master = FindNode(m.slaveof);
+      if (master != nullptr && sender->slaveof != master->name) {
+        sender->slaveof = master->name;
         save_pending_ = true;
       }
-    } else if (sender->slaveof != m.slaveof) {
-      // A replica (of a Redis master): keep its role and master for NODES and SLOTS.
-      for (int s = 0; s < kNumSlots; ++s) {
-        if (slots_[s] == sender) DelSlot(s);
-      }
-      sender->flags = (sender->flags & ~(cluster::kMaster | cluster::kMigrateTo)) | cluster::kSlave;
-      sender->slaveof = m.slaveof;
-      save_pending_ = true;
     }
     Node* sender_master = (sender->flags & cluster::kMaster) ? sender : FindNode(sender->slaveof);
     bool dirty = sender_master != nullptr && sender_master->slots != m.slots;
@@ -572,14 +602,37 @@ void Cluster::Process(Link* l, const Message& m, int64_t now) {
   } else if (type == cluster::kPublish || type == cluster::kPublishShard) {
     if (sender == nullptr) return;  // Redis ignores a PUBLISH from a node it does not know
     if (opt_.on_publish) opt_.on_publish(type == cluster::kPublishShard, m.channel, m.payload);
+  } else if (type == cluster::kAuthRequest) {
+    if (sender == nullptr) return;
+    SendFailoverAuthIfNeeded(sender, m, now);
+  } else if (type == cluster::kAuthAck) {
+    if (sender == nullptr) return;
+    // A vote counts from a master serving slots, cast in (or after) my election's epoch.
+    if ((sender->flags & cluster::kMaster) && sender->numslots > 0 &&
+        m.current_epoch >= failover_auth_epoch_) {
+      ++failover_auth_count_;
+      handle_failover_ = true;
+    }
+  } else if (type == cluster::kMfStart) {
+    // From one of my replicas: pause writes and send it my offset (Redis's MFSTART handling).
+    if (sender == nullptr || sender->slaveof != myself_->name ||
+        !(myself_->flags & cluster::kMaster)) {
+      return;
+    }
+    ResetManualFailover();
+    mf_end_ = now + kMfTimeoutMs;
+    mf_replica_ = sender;
+    mf_paused_ms_ = now;
+    if (opt_.pause_writes) {
+      Defer([f = opt_.pause_writes, until = now + kMfTimeoutMs * kMfPauseMult] { f(until); });
+    }
+    LogNotice("Manual failover requested by replica " + sender->name + ".");
+    SendPing(sender->link != nullptr ? sender->link : l, cluster::kPing, now);
   } else if (type == cluster::kUpdate) {
     if (sender == nullptr) return;
     Node* n = FindNode(m.about);
     if (n == nullptr || n->config_epoch >= m.update_epoch) return;
-    if (n->flags & cluster::kSlave) {
-      n->flags = (n->flags & ~cluster::kSlave) | cluster::kMaster;
-      n->slaveof.clear();
-    }
+    SetNodeAsMaster(n);
     n->config_epoch = m.update_epoch;
     save_pending_ = true;
     UpdateSlotsWith(n, m.update_epoch, m.update_slots);
@@ -633,14 +686,24 @@ void Cluster::UpdateSlotsWith(Node* sender, uint64_t sender_epoch,
   if (sender == myself_) return;
   bool changed = false;
   std::vector<uint16_t> lost;
+  // My shard's master: myself, or the master I replicate.
+  Node* curmaster = (myself_->flags & cluster::kMaster) ? myself_ : MyMaster();
+  Node* newmaster = nullptr;
+  int sender_slots = 0, migrated_our_slots = 0;
   for (int s = 0; s < kNumSlots; ++s) {
-    if (!cluster::TestSlot(slots, s) || slots_[s] == sender) continue;
+    if (!cluster::TestSlot(slots, s)) continue;
+    ++sender_slots;
+    if (slots_[s] == sender) continue;
     // A slot being imported is ours to settle with SETSLOT, not gossip's.
     if (importing_from_[s] != nullptr) continue;
     if (slots_[s] == nullptr || slots_[s]->config_epoch < sender_epoch) {
       if (slots_[s] == myself_) {
         migrating_to_[s] = nullptr;
         lost.push_back(uint16_t(s));
+      }
+      if (curmaster != nullptr && slots_[s] == curmaster) {
+        newmaster = sender;
+        ++migrated_our_slots;
       }
       DelSlot(s);
       AddSlot(sender, s);
@@ -650,6 +713,15 @@ void Cluster::UpdateSlotsWith(Node* sender, uint64_t sender_epoch,
   if (changed) {
     save_pending_ = true;
     UpdateState();
+  }
+  // My shard lost its last slot to the sender: it failed over (or took them over), and I
+  // follow the new owner — a returning master, or a replica of the old one.
+  if (newmaster != nullptr && curmaster->numslots == 0 &&
+      (opt_.allow_replica_migration || sender_slots == migrated_our_slots)) {
+    LogNotice("Configuration change detected. Reconfiguring myself as a replica of " +
+              sender->name);
+    SetMaster(sender);
+    return;
   }
   // Keys left in slots another master now owns are stale (Redis's delKeysInSlot); the routing
   // table already sends their clients to the new owner.
@@ -676,7 +748,7 @@ void Cluster::MarkFailingIfNeeded(Node* n, int64_t now) {
   LogNotice("Marking node " + n->name + " as failing (quorum reached).");
   n->flags = (n->flags & ~cluster::kPfail) | cluster::kFailFlag;
   n->fail_time = now;
-  if (myself_->flags & cluster::kMaster) SendFail(n->name);
+  SendFail(n->name);  // a replica helps spread it too, as in Redis 7.0
   save_pending_ = true;
   UpdateState();
 }
@@ -727,6 +799,12 @@ void Cluster::Cron(int64_t now) {
     Node* p = n.get();
     if (p->flags & (cluster::kMyself | cluster::kNoAddr | cluster::kHandshake)) continue;
     Link* l = p->link;
+    // A master asked for a manual failover pings the replica continuously.
+    if (mf_end_ != 0 && (myself_->flags & cluster::kMaster) && mf_replica_ == p && l != nullptr &&
+        !l->connecting) {
+      SendPing(l, cluster::kPing, now);
+      continue;
+    }
     // A link whose ping went unanswered for half the timeout is rebuilt: maybe only it is bad.
     if (l != nullptr && now - l->ctime > timeout && p->ping_sent != 0 &&
         now - p->ping_sent > timeout / 2 && now - p->data_received > timeout / 2) {
@@ -745,6 +823,12 @@ void Cluster::Cron(int64_t now) {
       p->flags |= cluster::kPfail;
       update = true;
     }
+  }
+  FollowMasterIfNeeded();
+  ManualFailoverCheckTimeout(now);
+  if (myself_->flags & cluster::kSlave) {
+    HandleManualFailover();
+    HandleReplicaFailover(now);
   }
   if (update || state_ != 0 || cron_iteration_ % 10 == 0) UpdateState();
 }

@@ -311,12 +311,13 @@ Task ClusterCountFailureReports(Context& ctx) {
 }
 
 Task ClusterReplicate(Context& ctx) {
-  if (Cluster* c = ClusterOrReply(ctx)) ctx.reply->Error(c->Replicate(ctx.args[2]));
-  co_return;
+  Cluster* c = ClusterOrReply(ctx);
+  if (c == nullptr) co_return;
+  const size_t keys = c->IsMaster() ? co_await TotalKeys(ctx) : 0;
+  ReplyOkOr(ctx, c->Replicate(ctx.args[2], keys));
 }
 
-// REPLICAS / SLAVES: the NODES lines of the node's replicas (Lavik nodes have none; a Redis
-// master's replicas are known from gossip).
+// REPLICAS / SLAVES: the NODES lines of the node's replicas.
 Task ClusterReplicas(Context& ctx) {
   Cluster* c = ClusterOrReply(ctx);
   if (c == nullptr) co_return;
@@ -354,15 +355,23 @@ Task ClusterReplicas(Context& ctx) {
 }
 
 Task ClusterFailover(Context& ctx) {
-  if (ClusterOrReply(ctx) == nullptr) co_return;
-  if (ctx.args.size() == 3 && !EqualsNoCase(ctx.args[2], "force") &&
-      !EqualsNoCase(ctx.args[2], "takeover")) {
-    ctx.reply->Error(kErrSyntax);
+  Cluster* c = ClusterOrReply(ctx);
+  if (c == nullptr) co_return;
+  bool force = false, takeover = false;
+  if (ctx.args.size() == 3) {
+    if (EqualsNoCase(ctx.args[2], "force")) {
+      force = true;
+    } else if (EqualsNoCase(ctx.args[2], "takeover")) {
+      force = takeover = true;
+    } else {
+      ctx.reply->Error(kErrSyntax);
+      co_return;
+    }
   } else if (ctx.args.size() > 3) {
     ctx.reply->Error(kErrSyntax);
-  } else {
-    ctx.reply->Error("ERR You should send CLUSTER FAILOVER to a replica");
+    co_return;
   }
+  ReplyOkOr(ctx, c->Failover(force, takeover));
 }
 
 Task ClusterHelp(Context& ctx) {
@@ -431,8 +440,8 @@ Task ClusterHelp(Context& ctx) {
   for (const char* l : kLines) ctx.reply->Simple(l);
 }
 
-// ASKING: the next command may run on an IMPORTING slot; READONLY/READWRITE: reads from a
-// replica of the slot's master (kept for when Lavik has cluster replicas).
+// ASKING: the next command may run on an IMPORTING slot; READONLY/READWRITE: reads of the
+// master's slots served by its replica.
 Task Asking(Context& ctx) {
   if (ClusterOrReply(ctx) == nullptr) co_return;
   ctx.client->cluster_asking = true;

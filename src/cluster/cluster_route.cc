@@ -71,7 +71,6 @@ bool ClusterRouteOrReply(Cluster& cluster, const CommandSpec& spec,
                          std::span<const std::string_view> args,
                          const std::vector<TxState::Queued>* queued, bool asking, bool readonly,
                          ReplyWriter& w, uint32_t* open) {
-  (void)readonly;  // serves reads only on a replica of the slot's master: none yet
   *open = 0;
   KeyScan scan;
   bool write = (spec.flags & kCmdWrite) != 0;
@@ -116,7 +115,8 @@ bool ClusterRouteOrReply(Cluster& cluster, const CommandSpec& spec,
     *open = open_slot::Pack(bits, slot);
     return true;
   }
-  if (owner != RouteTable::kSelf) {
+  // READONLY on a replica: reads of its master's slots are served here.
+  if (owner != RouteTable::kSelf && !(readonly && !write && owner == t.my_master)) {
     Redirect(w, "MOVED", slot, t.endpoints[owner]);
     return false;
   }

@@ -130,6 +130,7 @@ void Cluster::DeleteNode(Node* n) {
     if (slots_[s] == n) slots_[s] = nullptr;
   }
   for (auto& [name, other] : nodes_) other->fail_reports.erase(n->name);
+  if (mf_replica_ == n) mf_replica_ = nullptr;
   if (n->link != nullptr) CloseLink(n->link);
   if (n->inbound != nullptr) CloseLink(n->inbound);
   for (auto& l : links_) {
@@ -451,6 +452,9 @@ void Cluster::Publish(int slot) {
     t->owner[s] = id(slots_[s]);
     t->migrating[s] = id(migrating_to_[s]);
     t->importing[s] = importing_from_[s] != nullptr;
+  }
+  if ((myself_->flags & cluster::kSlave) && !myself_->slaveof.empty()) {
+    if (const Node* m = FindNode(myself_->slaveof)) t->my_master = id(m);
   }
   t->ok = state_ == 0;
   t->allow_reads_when_down = opt_.allow_reads_when_down;

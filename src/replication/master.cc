@@ -266,6 +266,13 @@ void Master::AppendEntry(const repl::Entry& e) {
   Append(kExec);
 }
 
+bool Master::StreamSettled() {
+  if (!repl::On()) return true;
+  Wake();  // merge now what the workers logged
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_seq_ > repl::LastSeq();
+}
+
 void Master::Merge() {
   drained_.clear();
   repl::Drain(&drained_);
@@ -559,14 +566,15 @@ void Master::Cron(int64_t now_ms) {
     return;
   }
   const int64_t period_ms = ConfigInt(deps_, "repl-ping-replica-period", 10) * 1000;
-  // As Redis, no PING nor GETACK while FAILOVER holds the writes: the offset the target must
-  // reach stays put.
-  const bool failing_over = failover_.load() != kNoFailover;
-  if (!slaves_.empty() && now_ms - last_ping_ms_ >= period_ms && !failing_over) {
+  // As Redis, no PING nor GETACK while a failover holds the writes — FAILOVER, or a cluster
+  // manual failover's pause (SetFailoverPause): the offset the target must reach stays put.
+  const bool quiet =
+      failover_.load() != kNoFailover || failover_pause_.load(std::memory_order_relaxed);
+  if (!quiet && !slaves_.empty() && now_ms - last_ping_ms_ >= period_ms) {
     last_ping_ms_ = now_ms;
     Append(kPing);
   }
-  if (want_ack_ && !failing_over) {
+  if (want_ack_ && !quiet) {
     want_ack_ = false;
     Append(kGetAck);
   }

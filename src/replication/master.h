@@ -79,6 +79,12 @@ class Master {
   // of ours attached.
   void Feed(int64_t offset_before, std::span<const std::string_view> args, size_t bytes);
 
+  // Every write numbered so far is in the backlog (master_repl_offset counts it): a cluster
+  // master paused for a manual failover reports its offset once this holds.
+  bool StreamSettled();
+  // While a cluster manual failover pauses writes: no PING or GETACK goes into the stream.
+  void SetFailoverPause(bool on) { failover_pause_.store(on, std::memory_order_relaxed); }
+
   // min-replicas-to-write: writes are refused (-NOREPLICAS) while this is true.
   bool refuses_writes() const { return refuse_writes_.load(std::memory_order_relaxed); }
 
@@ -186,6 +192,8 @@ class Master {
   int fo_port_ = 0;
   bool fo_force_ = false;
   int64_t fo_end_ms_ = 0;
+  // A cluster manual failover's pause (SetFailoverPause): no PING or GETACK either.
+  std::atomic<bool> failover_pause_{false};
   static Master* instance_;
 };
 

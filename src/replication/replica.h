@@ -122,6 +122,10 @@ class Replica : public RequestHandler {
   bool has_history() const;
   void AppendInfo(std::string* out);  // INFO's "# Replication" section, fields only
   int64_t repl_offset() const { return offset_.load(); }  // master_repl_offset (any thread)
+  // A cluster replica's data age (Redis's clusterHandleSlaveFailover): ms since the master was
+  // last heard while the link is up, since the link went down otherwise (INT64_MAX / 2 when
+  // it never was up).
+  int64_t DataAgeMs() const;
 
   // The master link's connection (worker 0).
   void OnOpen(Connection& c) override;

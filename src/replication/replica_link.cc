@@ -170,4 +170,12 @@ void Replica::AppendInfo(std::string* out) {
   }
 }
 
+int64_t Replica::DataAgeMs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now = NowMs();
+  if (state_ == State::kConnected) return now - last_io_ms_.load();
+  if (down_since_s_ == 0) return INT64_MAX / 2;
+  return now - down_since_s_ * 1000;
+}
+
 }  // namespace lavik

@@ -23,6 +23,11 @@ namespace {
 
 Task ReplicaOf(Context& ctx) {
   Replica* replica = ctx.services->replica;
+  // As Redis: a cluster node's replication follows its cluster role (CLUSTER REPLICATE).
+  if (ctx.services->cluster != nullptr) {
+    ctx.reply->Error("ERR REPLICAOF not allowed in cluster mode.");
+    co_return;
+  }
   if (ctx.services->master->failover_state() != Master::kNoFailover) {
     ctx.reply->Error("ERR REPLICAOF not allowed while failing over.");
     co_return;

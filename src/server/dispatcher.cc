@@ -238,7 +238,8 @@ bool Server::ClusterRunRejects(Context& ctx, std::span<const std::string_view> a
   ctx.cluster_routes = 0;
   if (routed != 0 && cluster_->RoutesVersion() + 1 != routed) {
     uint32_t open = 0;
-    if (!ClusterRouteOrReply(*cluster_, *ctx.spec, args, nullptr, ctx.cluster_asking, false,
+    const bool readonly = ctx.client != nullptr && ctx.client->cluster_readonly;
+    if (!ClusterRouteOrReply(*cluster_, *ctx.spec, args, nullptr, ctx.cluster_asking, readonly,
                              *ctx.reply, &open)) {
       ctx.cluster_open = 0;
       return true;

@@ -91,6 +91,22 @@ bool Server::StartCluster(std::string* error) {
     PublishFromBus(services_, shard, channel, message);
   };
   o.repl_offset = [this] { return replica_->repl_offset(); };
+  o.follow = [this](const std::string& host, int port) { replica_->Follow(host, port); };
+  o.promote = [this] { replica_->Promote(); };
+  o.repl_data_age_ms = [this] { return replica_->DataAgeMs(); };
+  o.pause_writes = [this](int64_t until_ms) {
+    master_->SetFailoverPause(true);
+    hub_->Pause(until_ms, false);
+  };
+  o.unpause_writes = [this] {
+    master_->SetFailoverPause(false);
+    hub_->Unpause();
+  };
+  o.repl_settled = [this] { return master_->StreamSettled(); };
+  o.allow_replica_migration = ConfigValue("cluster-allow-replica-migration") == "yes";
+  o.replica_no_failover = ConfigValue("cluster-replica-no-failover") == "yes";
+  o.replica_validity_factor = static_cast<int>(num("cluster-replica-validity-factor"));
+  o.repl_ping_period_s = static_cast<int>(num("repl-ping-replica-period"));
   cluster_ = std::make_unique<Cluster>(std::move(o));
   if (!cluster_->Start(error)) return false;
   services_.cluster = cluster_.get();

@@ -236,5 +236,26 @@ TEST(BusMessage, CorruptPacketsAreRefused) {
   EXPECT_FALSE(Decode(bad, &m));
 }
 
+// The failover messages carry a header only (Redis's totlen for them is the header's size);
+// a replica's header names its master, and mflags[0] carries PAUSED / FORCEACK.
+TEST(BusMessage, FailoverMessagesAreHeaderOnly) {
+  for (uint16_t type : {uint16_t(kAuthRequest), uint16_t(kAuthAck), uint16_t(kMfStart)}) {
+    Message m = Sample(type);
+    m.flags = kSlave | kMyself;
+    m.slaveof = std::string(40, 'b');
+    m.mflags0 = type == kAuthRequest ? kFlagForceAck : kFlagPaused;
+    std::string wire;
+    Encode(m, &wire);
+    ASSERT_EQ(wire.size(), kHeaderSize);
+    EXPECT_EQ(PeekLength(wire), kHeaderSize);
+    EXPECT_EQ(uint8_t(wire[2253]), m.mflags0);
+    Message back;
+    ASSERT_TRUE(Decode(wire, &back));
+    ExpectSameHeader(m, back);
+    EXPECT_EQ(back.slaveof, m.slaveof);
+    EXPECT_EQ(back.mflags0, m.mflags0);
+  }
+}
+
 }  // namespace
 }  // namespace lavik::cluster

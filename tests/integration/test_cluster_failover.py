@@ -1,0 +1,482 @@
+"""Redis Cluster replicas and failover (doc/cluster.md "Replicas and failover"): CLUSTER
+REPLICATE and redis-cli --cluster create --cluster-replicas 1, a replica's role in NODES, SLOTS,
+SHARDS, REPLICAS and INFO, READONLY reads, automatic failover after kill -9 of a master (and the
+old master rejoining as a replica), CLUSTER FAILOVER [FORCE|TAKEOVER], and mixed clusters where
+a redis-server 7.0 replica is elected by Lavik masters and a Lavik replica by redis-server ones.
+
+This file's nodes use their own fixed ports, 7300-7499 (the bus is port + 10000). Every wait is a
+poll with a deadline; the node timeout is short so that each failover takes seconds."""
+import itertools
+import threading
+import time
+
+import pytest
+import redis
+from redis.cluster import ClusterNode, RedisCluster
+
+from conftest import TARGET, ServerProcess, err, key_slot
+from test_cluster import info, redis_cli
+
+BASE = 7300
+# Fresh ports of this file's range in turn, so a lingering TIME_WAIT bus port never collides.
+_port_cycle = itertools.cycle(range(BASE, BASE + 190))
+TIMEOUT_MS = 2000
+
+
+def ports(n):
+    return [next(_port_cycle) for _ in range(n)]
+
+
+def start_node(tmp, port, redis_server=False):
+    args = ["--cluster-enabled", "yes", "--cluster-config-file", str(tmp / f"nodes-{port}.conf"),
+            "--cluster-node-timeout", str(TIMEOUT_MS)]
+    if redis_server:
+        argv = ["redis-server", "--port", "{port}", "--save", "", "--appendonly", "no",
+                "--bind", "127.0.0.1"] + args
+        return ServerProcess(argv=argv).start(port=port)
+    return ServerProcess(threads=2, extra_args=args).start(port=port)
+
+
+def wait_for(what, check, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+            if last:
+                return last
+        except (redis.ConnectionError, redis.ResponseError, redis.TimeoutError) as e:
+            last = e
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}: {last!r}")
+
+
+def nodes_table(c):
+    """CLUSTER NODES as {id: (flags set, master id or '-', fields)}."""
+    out = {}
+    for line in c.execute_command("CLUSTER", "NODES").strip().splitlines():
+        f = line.split()
+        out[f[0]] = (set(f[2].split(",")), f[3], f)
+    return out
+
+
+def replication(c):
+    return c.info("replication")
+
+
+def agreed(clients, n_nodes):
+    """Every node knows n_nodes nodes, none failing, all see the same roles, state ok."""
+    views = []
+    for c in clients:
+        if info(c)["cluster_state"] != "ok":
+            return False
+        t = nodes_table(c)
+        if len(t) != n_nodes:
+            return False
+        if any({"fail", "fail?", "handshake"} & fl for fl, _, _ in t.values()):
+            return False
+        views.append(sorted((i, "master" in fl, m) for i, (fl, m, _) in t.items()))
+    return all(v == views[0] for v in views)
+
+
+def form(tmp, n_masters=3, replicas=1, redis_server=()):
+    """Nodes (indexes in redis_server are redis-server processes) made into a cluster by
+    redis-cli --cluster create --cluster-replicas."""
+    n = n_masters * (1 + replicas)
+    ps = ports(n)
+    nodes = []
+    try:
+        for i, p in enumerate(ps):
+            nodes.append(start_node(tmp, p, redis_server=i in redis_server))
+        out = redis_cli("--cluster", "create", *[f"127.0.0.1:{p}" for p in ps],
+                        "--cluster-replicas", str(replicas), "--cluster-yes")
+        assert out.returncode == 0, out.stdout + out.stderr
+        clients = [x.client() for x in nodes]
+        wait_for("the cluster to agree", lambda: agreed(clients, n))
+        return nodes, clients, ps
+    except BaseException:
+        for x in nodes:
+            x.cleanup()
+        raise
+
+
+def roles(clients):
+    """{node id: master id or None} as the first client sees it."""
+    return {i: (None if "master" in fl else m) for i, (fl, m, _) in nodes_table(clients[0]).items()}
+
+
+def by_id(clients):
+    return {c.execute_command("CLUSTER", "MYID"): c for c in clients}
+
+
+def replica_linked(c):
+    r = replication(c)
+    return r["role"] == "slave" and r["master_link_status"] == "up"
+
+
+@pytest.fixture
+def six(tmp_path):
+    nodes, clients, ps = form(tmp_path)
+    try:
+        yield nodes, clients, ps
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def a_master_and_replica(clients):
+    ids = by_id(clients)
+    r = roles(clients)
+    replica_id = sorted(i for i, m in r.items() if m is not None)[0]
+    return ids[r[replica_id]], ids[replica_id], r[replica_id], replica_id
+
+
+def checked(port):
+    """redis-cli --cluster check through the node on `port`: consistent and covered."""
+    out = redis_cli("--cluster", "check", f"127.0.0.1:{port}")
+    for line in ("[OK] All nodes agree about slots configuration.",
+                 "[OK] All 16384 slots covered."):
+        assert out.returncode == 0 and line in out.stdout, out.stdout
+    return out.stdout
+
+
+def test_create_with_replicas_and_check(six):
+    nodes, clients, ps = six
+    report = checked(ps[0])
+    assert report.count("1 additional replica(s)") == 3, report
+    r = roles(clients)
+    masters = [i for i, m in r.items() if m is None]
+    assert len(masters) == 3
+    assert sorted(m for m in r.values() if m is not None) == sorted(masters)
+    ids = by_id(clients)
+    for node_id, master_id in r.items():
+        c = ids[node_id]
+        i = info(c)
+        assert i["cluster_size"] == "3" and i["cluster_known_nodes"] == "6"
+        fl, m, f = nodes_table(c)[node_id]
+        assert "myself" in fl
+        if master_id is None:
+            assert "master" in fl and m == "-" and len(f) > 8
+            reps = c.execute_command("CLUSTER", "REPLICAS", node_id)
+            assert len(reps) == 1 and reps[0].split()[3] == node_id
+            assert c.execute_command("CLUSTER", "SLAVES", node_id) == reps
+            assert replication(c)["connected_slaves"] == 1
+        else:
+            assert "slave" in fl and m == master_id and len(f) == 8
+            # A replica's NODES line carries its master's config epoch.
+            assert f[6] == nodes_table(c)[master_id][2][6]
+            wait_for("the replica's link", lambda: replica_linked(c))
+            with pytest.raises(redis.ResponseError) as e:
+                c.execute_command("CLUSTER", "REPLICAS", node_id)
+            assert err(e) == "The specified node is not a master"
+    # SLOTS: every range names its master, then its replica once that has data (Redis lists a
+    # replica whose replication offset is still 0 as unavailable); SHARDS: a master, a replica.
+    rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", p) for p in ps],
+                      decode_responses=True, socket_timeout=10)
+    for i in range(100):
+        rc.set(f"s:{i}", i)
+    rc.close()
+    for node_id, master_id in r.items():
+        if master_id is None:
+            assert ids[node_id].execute_command("WAIT", 1, 5000) == 1
+
+    def slots_with_replicas():
+        entries = clients[0].execute_command("CLUSTER", "SLOTS")
+        return all(len(e) == 4 for e in entries) and entries
+    for entry in wait_for("SLOTS to list the replicas", slots_with_replicas):
+        assert r[entry[3][2]] == entry[2][2]
+    shards = clients[0].execute_command("CLUSTER", "SHARDS")
+    assert len(shards) == 3
+    for sh in shards:
+        d = dict(zip(sh[::2], sh[1::2]))
+        roles_in = sorted(dict(zip(n[::2], n[1::2]))["role"] for n in d["nodes"])
+        assert roles_in == ["master", "replica"]
+
+
+def test_replicate_errors(six):
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    other = [c for c in clients if c not in (master, replica)
+             and replication(c)["role"] == "master"][0]
+    cases = [
+        (master, ("CLUSTER", "REPLICATE", "abc"), "Unknown node abc"),
+        (master, ("CLUSTER", "REPLICATE", master_id), "Can't replicate myself"),
+        (other, ("CLUSTER", "REPLICATE", replica_id),
+         "I can only replicate a master, not a replica."),
+        (other, ("CLUSTER", "REPLICATE", master_id),
+         "To set a master the node must be empty and without assigned slots."),
+        (replica, ("REPLICAOF", "127.0.0.1", str(ps[0])), "REPLICAOF not allowed in cluster mode."),
+        (master, ("CLUSTER", "FAILOVER"), "You should send CLUSTER FAILOVER to a replica"),
+        (replica, ("CLUSTER", "FAILOVER", "bogus"), "syntax error"),
+    ]
+    for client, args, text in cases:
+        with pytest.raises(redis.ResponseError) as e:
+            client.execute_command(*args)
+        assert err(e) == text, args
+
+
+def test_replica_serves_readonly_and_redirects_writes(six):
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    key = key_of(clients[0], master_id)
+    assert master.set(key, "v1")
+    assert master.execute_command("WAIT", 1, 5000) == 1
+    mport = master.connection_pool.connection_kwargs["port"]
+    slot = key_slot(key)
+    with pytest.raises(redis.ResponseError) as e:
+        replica.get(key)
+    assert err(e) == f"MOVED {slot} 127.0.0.1:{mport}"
+    assert replica.execute_command("READONLY")
+    assert replica.get(key) == "v1"
+    with pytest.raises(redis.ResponseError) as e:
+        replica.set(key, "v2")
+    assert err(e) == f"MOVED {slot} 127.0.0.1:{mport}"
+    assert replica.execute_command("READWRITE")
+    with pytest.raises(redis.ResponseError) as e:
+        replica.get(key)
+    assert err(e).startswith("MOVED ")
+    r = replication(replica)
+    assert r["role"] == "slave" and r["master_port"] == mport
+    rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", p) for p in ps],
+                      decode_responses=True, socket_timeout=10)
+    for i in range(300):
+        rc.set(f"w:{i}", i)
+    assert [rc.get(f"w:{i}") for i in range(300)] == [str(i) for i in range(300)]
+    rc.close()
+
+
+def test_replica_role_survives_restart(tmp_path):
+    nodes, clients, ps = form(tmp_path)
+    try:
+        master, replica, master_id, replica_id = a_master_and_replica(clients)
+        idx = clients.index(replica)
+        conf = (tmp_path / f"nodes-{ps[idx]}.conf").read_text()
+        mine = [l for l in conf.splitlines() if "myself" in l][0].split()
+        assert "slave" in mine[2] and mine[3] == master_id
+        assert nodes[idx].terminate() == 0
+        nodes[idx] = start_node(tmp_path, ps[idx])
+        clients[idx] = c = nodes[idx].client()
+        assert c.execute_command("CLUSTER", "MYID") == replica_id
+        wait_for("the restarted replica's link", lambda: replica_linked(c))
+        assert nodes_table(c)[replica_id][1] == master_id
+        wait_for("agreement", lambda: agreed(clients, 6))
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def cluster_client(ps):
+    return RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", p) for p in ps],
+                        decode_responses=True, socket_timeout=5, cluster_error_retry_attempts=1)
+
+
+def key_of(client, node_id):
+    """A key whose slot the node owns (as `client` sees it)."""
+    ranges = [(e[0], e[1]) for e in client.execute_command("CLUSTER", "SLOTS")
+              if e[2][2] == node_id]
+    return next(f"k{i}" for i in range(100000)
+                if any(a <= key_slot(f"k{i}") <= b for a, b in ranges))
+
+
+def write_until_ok(live_ports, key, value, timeout):
+    """A fresh cluster client per attempt (through the live nodes) until its write succeeds."""
+    def attempt():
+        rc = None
+        try:
+            rc = cluster_client(live_ports)
+            return rc.set(key, value)
+        except (redis.RedisError, redis.exceptions.RedisClusterException):
+            return False  # CLUSTERDOWN, a dead node, no slot owner yet: try again
+        finally:
+            if rc is not None:
+                rc.close()
+    return wait_for(f"a write of {key}", attempt, timeout=timeout)
+
+
+# redis-py's ClusterNode.__del__ raises on a node it never connected to (a failed attempt).
+unraisable_ok = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+@unraisable_ok
+def test_automatic_failover_and_old_master_rejoins(tmp_path):
+    nodes, clients, ps = form(tmp_path)
+    try:
+        master, replica, master_id, replica_id = a_master_and_replica(clients)
+        idx = clients.index(master)
+        epochs = {i: int(f[6]) for i, (_, _, f) in nodes_table(clients[0]).items()}
+        rc = cluster_client(ps)
+        keys = [f"fo:{i}" for i in range(500)]
+        for k in keys:
+            rc.set(k, k)
+        rc.close()
+        assert master.execute_command("WAIT", 1, 5000) == 1
+        dead_key = key_of(master, master_id)
+        nodes[idx].kill()
+        survivors = [c for c in clients if c is not master]
+        # A cluster client's writes succeed again within the node timeout plus a few seconds
+        # (a deadline, generous for a loaded machine): detection, election, promotion.
+        live = [p for i, p in enumerate(ps) if i != idx]
+        write_until_ok(live, dead_key, "1", timeout=TIMEOUT_MS / 1000 + 15)
+        wait_for("the replica's promotion",
+                 lambda: "master" in nodes_table(replica)[replica_id][0] and
+                 all(info(c)["cluster_state"] == "ok" for c in survivors), timeout=20)
+        mine = nodes_table(replica)[replica_id][2]
+        assert int(mine[6]) > max(epochs.values())
+        assert len(mine) > 8  # it took the slots
+        assert replication(replica)["role"] == "master"
+        for c in survivors:
+            wait_for("the others to see the new master",
+                     lambda: "master" in nodes_table(c)[replica_id][0] and
+                     "fail" in nodes_table(c)[master_id][0])
+        rc = cluster_client(ps)
+        assert [rc.get(k) for k in keys] == keys
+        rc.close()
+        # The old master comes back with its nodes.conf and follows the new one.
+        nodes[idx] = start_node(tmp_path, ps[idx])
+        clients[idx] = old = nodes[idx].client()
+        wait_for("the old master to become a replica",
+                 lambda: nodes_table(old)[master_id][1] == replica_id and
+                 "slave" in nodes_table(old)[master_id][0], timeout=20)
+        wait_for("its replication link", lambda: replica_linked(old))
+        wait_for("agreement", lambda: agreed(clients, 6))
+        assert roles(clients)[master_id] == replica_id
+        checked(ps[0])
+        # It holds its new master's data: the keys of the shard, read after READONLY.
+        ranges = [(e[0], e[1]) for e in old.execute_command("CLUSTER", "SLOTS")
+                  if e[2][2] == replica_id]
+        mine = [k for k in keys if any(a <= key_slot(k) <= b for a, b in ranges)]
+        assert mine
+        old.execute_command("READONLY")
+        wait_for("the data on the old master", lambda: [old.get(k) for k in mine] == mine)
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def test_manual_failover_loses_no_write(six):
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    acked = {}
+    stop = threading.Event()
+    errors = []
+
+    def writer():
+        rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", p) for p in ps],
+                          decode_responses=True, socket_timeout=10)
+        i = 0
+        while not stop.is_set():
+            k = f"mf:{i}"
+            try:
+                if rc.set(k, i):
+                    acked[k] = str(i)
+            except Exception as e:  # a failed write is not acknowledged: allowed
+                errors.append(e)
+            i += 1
+        rc.close()
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        time.sleep(0.5)
+        assert replica.execute_command("CLUSTER", "FAILOVER") == "OK"
+        wait_for("the manual failover",
+                 lambda: "master" in nodes_table(replica)[replica_id][0] and
+                 nodes_table(master)[master_id][1] == replica_id, timeout=15)
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        t.join(timeout=30)
+    assert not t.is_alive()
+    assert len(acked) > 0
+    wait_for("agreement", lambda: agreed(clients, 6))
+    assert replication(replica)["role"] == "master"
+    wait_for("the old master's link", lambda: replica_linked(master))
+    rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", p) for p in ps],
+                      decode_responses=True, socket_timeout=10)
+    lost = [k for k, v in acked.items() if rc.get(k) != v]
+    rc.close()
+    assert lost == []
+
+
+def test_failover_force_and_takeover(six):
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    assert replica.execute_command("CLUSTER", "FAILOVER", "FORCE") == "OK"
+    wait_for("the forced failover",
+             lambda: "master" in nodes_table(replica)[replica_id][0] and
+             nodes_table(master)[master_id][1] == replica_id, timeout=15)
+    wait_for("agreement", lambda: agreed(clients, 6))
+    wait_for("the old master's link", lambda: replica_linked(master))
+    epoch = int(nodes_table(master)[replica_id][2][6])
+    assert master.execute_command("CLUSTER", "FAILOVER", "TAKEOVER") == "OK"
+    wait_for("the takeover",
+             lambda: "master" in nodes_table(master)[master_id][0] and
+             nodes_table(replica)[replica_id][1] == master_id, timeout=15)
+    wait_for("agreement", lambda: agreed(clients, 6))
+    assert int(nodes_table(replica)[master_id][2][6]) > epoch
+    checked(ps[0])
+
+
+def mixed(tmp_path, nodes, replica_is_redis):
+    """Three masters and one replica of the first, the replica of the other kind (redis-server
+    among target masters, or the target among redis-server masters). Fills `nodes`."""
+    ps = ports(4)
+    for i, p in enumerate(ps):
+        nodes.append(start_node(tmp_path, p, redis_server=(i == 3) == replica_is_redis))
+    out = redis_cli("--cluster", "create", *[f"127.0.0.1:{p}" for p in ps[:3]], "--cluster-yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    clients = [x.client() for x in nodes]
+    ids = [c.execute_command("CLUSTER", "MYID") for c in clients]
+    assert clients[3].execute_command("CLUSTER", "MEET", "127.0.0.1", ps[0]) == "OK"
+    wait_for("the fourth node to join", lambda: agreed(clients, 4))
+    assert clients[3].execute_command("CLUSTER", "REPLICATE", ids[0]) == "OK"
+    wait_for("the replica's link", lambda: replica_linked(clients[3]))
+    wait_for("agreement", lambda: agreed(clients, 4) and roles(clients)[ids[3]] == ids[0])
+    rc = cluster_client(ps[:3])
+    for i in range(200):
+        rc.set(f"x:{i}", i)
+    rc.close()
+    assert clients[0].execute_command("WAIT", 1, 5000) == 1
+    return clients, ids, ps
+
+
+@unraisable_ok
+@pytest.mark.parametrize("replica_is_redis", [True, False])
+def test_mixed_failover(tmp_path, replica_is_redis):
+    """kill -9 of the replica's master: the replica wins the other kind's votes."""
+    nodes = []
+    try:
+        clients, ids, ps = mixed(tmp_path, nodes, replica_is_redis)
+        dead_key = key_of(clients[1], ids[0])
+        nodes[0].kill()
+        write_until_ok(ps[1:], dead_key, "1", timeout=TIMEOUT_MS / 1000 + 15)
+        wait_for("the replica's promotion",
+                 lambda: "master" in nodes_table(clients[3])[ids[3]][0] and
+                 all(info(c)["cluster_state"] == "ok" for c in clients[1:]), timeout=20)
+        rc = cluster_client(ps[1:])
+        assert [rc.get(f"x:{i}") for i in range(200)] == [str(i) for i in range(200)]
+        rc.close()
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+@pytest.mark.parametrize("replica_is_redis", [True, False])
+def test_mixed_manual_failover(tmp_path, replica_is_redis):
+    """CLUSTER FAILOVER across kinds: the master pauses and hands over its offset."""
+    nodes = []
+    try:
+        clients, ids, ps = mixed(tmp_path, nodes, replica_is_redis)
+        assert clients[3].execute_command("CLUSTER", "FAILOVER") == "OK"
+        wait_for("the manual failover",
+                 lambda: "master" in nodes_table(clients[3])[ids[3]][0] and
+                 nodes_table(clients[0])[ids[0]][1] == ids[3], timeout=15)
+        wait_for("agreement", lambda: agreed(clients, 4))
+        wait_for("the old master's link", lambda: replica_linked(clients[0]))
+        rc = cluster_client(ps)
+        assert [rc.get(f"x:{i}") for i in range(200)] == [str(i) for i in range(200)]
+        assert rc.set("after", "1")
+        rc.close()
+    finally:
+        for n in nodes:
+            n.cleanup()
