@@ -9,6 +9,7 @@ reference redis-server (Debian's), for both targets.
 """
 import shutil
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import redis
 
@@ -154,33 +155,28 @@ def test_bgsave_is_point_in_time_under_writes(spawn_server, tmp_path):
 
     counts = {"done": 0, "sent": 0}
     stop = threading.Event()
-    errors = []
 
-    def writer():
+    def writer():  # its exceptions come back through future.result()
         w = s.client()
         n = 0
-        try:
-            while not stop.is_set() and n < 200_000:
-                call = op(n)[1]
-                counts["sent"] = n + 1
-                call(w)
-                counts["done"] = n + 1
-                n += 1
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        while not stop.is_set() and n < 200_000:
+            call = op(n)[1]
+            counts["sent"] = n + 1
+            call(w)
+            counts["done"] = n + 1
+            n += 1
 
-    t = threading.Thread(target=writer)
-    t.start()
-    try:
-        assert wait_until(lambda: counts["done"] >= 2000, timeout=20)
-        done = counts["done"]
-        assert c.bgsave() is True
-        sent = counts["sent"]
-        assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0, timeout=60)
-    finally:
-        stop.set()
-        t.join(timeout=30)
-    assert not t.is_alive() and not errors
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        future = pool.submit(writer)
+        try:
+            assert wait_until(lambda: counts["done"] >= 2000, timeout=20)
+            done = counts["done"]
+            assert c.bgsave() is True
+            sent = counts["sent"]
+            assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0, timeout=60)
+        finally:
+            stop.set()
+        future.result(timeout=30)
     assert info(c)["rdb_last_bgsave_status"] == "ok"
 
     ref_dir = tmp_path / "ref"
