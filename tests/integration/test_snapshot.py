@@ -204,3 +204,33 @@ def test_bgsave_is_point_in_time_under_writes(spawn_server, tmp_path):
                           f"({done}) and those sent before its reply ({sent})")
         op(k)[2](model)
         k += 1
+
+
+def test_swapdb_and_flushdb_during_bgsave_do_not_reach_the_file(spawn_server, tmp_path):
+    """The file numbers the databases as they were at BGSAVE's reply (SWAPDB after it is not in
+    it) and holds a database FLUSHDB empties after the reply (lavik's FLUSHDB waits for the
+    walk; redis-server's child has its copy)."""
+    d = tmp_path / "d"
+    d.mkdir()
+    s = under_test(spawn_server, d)
+    c = s.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(40_000):
+        pipe.set(f"zero:{i}", i)
+    pipe.execute()
+    one, two = s.client(db=1), s.client(db=2)
+    one.mset({f"one:{i}": i for i in range(2000)})
+    two.mset({f"two:{i}": i for i in range(1000)})
+    assert c.bgsave() is True
+    assert c.swapdb(1, 2) is True
+    assert one.flushdb() is True  # the data that was in database 2
+    assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0, timeout=60)
+    assert info(c)["rdb_last_bgsave_status"] == "ok"
+    assert one.dbsize() == 0 and two.dbsize() == 2000
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    shutil.copy(d / "dump.rdb", ref_dir / "dump.rdb")
+    ref = reference(spawn_server, ref_dir)
+    assert ref.client().dbsize() == 40_000
+    assert sorted(ref.client(db=1).keys("*")) == sorted(f"one:{i}" for i in range(2000))
+    assert sorted(ref.client(db=2).keys("*")) == sorted(f"two:{i}" for i in range(1000))
