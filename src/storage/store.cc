@@ -259,7 +259,8 @@ TaskOf<ReadResult> Store::ReadAt(uint64_t fp, uint64_t l) {
 TaskOf<ReadResult> Store::ReadRecord(uint64_t fp, uint64_t l, std::string_view want_key) {
   ReadResult r;
   if (!want_key.empty()) {
-    if (const std::string* v = cache_.Get(fp, l)) {
+    // A snapshot's walk may read an older version: it peeks, so the current one stays cached.
+    if (const std::string* v = snap_reading_ == nullptr ? cache_.Get(fp, l) : cache_.Peek(fp, l)) {
       r.status = ReadResult::Status::kOk;
       r.key = want_key;
       r.value = *v;

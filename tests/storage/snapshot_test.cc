@@ -212,6 +212,23 @@ TEST_F(SnapshotTest, DefragFreesNoSegmentWhileASnapshotIsOpen) {
   }
 }
 
+TEST_F(SnapshotTest, ReadingAnOldVersionKeepsTheCurrentOneCached) {
+  StoreOptions o;
+  o.buffer_bytes = 64 << 10;  // with a value cache
+  store_ = std::move(file_.MakeStores(1, o)[0]);
+  ASSERT_TRUE(Put(s(), "a", "old").ok());
+  s().BeginSnapshot(kSnap);
+  ASSERT_TRUE(Put(s(), "a", "new").ok());  // cached at its new location
+  {
+    Store::SnapshotReads view(s(), kSnap);
+    EXPECT_EQ(Get(s(), "a").value, "old");
+  }
+  const uint64_t hits = s().cache().hits();
+  EXPECT_EQ(Get(s(), "a").value, "new");
+  EXPECT_EQ(s().cache().hits(), hits + 1);
+  s().EndSnapshot(kSnap);
+}
+
 TEST_F(SnapshotTest, TwoSnapshotsAreIndependent) {
   ASSERT_TRUE(Put(s(), "a", "1").ok());
   s().BeginSnapshot(1);
