@@ -17,7 +17,8 @@ TaskOf<ChunkedRead> ReadChunked(Store& st, std::string_view key, bool with_value
     *error = kErrCollectionCorrupt;
     co_return ChunkedRead::kError;
   }
-  st.chunks().NoteRead(Index::Fingerprint(key), root);
+  // A snapshot's walk reads roots that may be gone: only the current ones teach the registry.
+  if (!st.snapshot_reading()) st.chunks().NoteRead(Index::Fingerprint(key), root);
   out->chunked = true;
   out->size = root.total;
   std::vector<size_t>& covered = out->covered;

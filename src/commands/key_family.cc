@@ -19,6 +19,7 @@
 #include "notify/keyspace_events.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
+#include "storage/snapshot_gate.h"
 #include "storage/store.h"
 
 namespace lavik {
@@ -523,6 +524,9 @@ Task Flush(Context& ctx) {
     ctx.reply->Error(kErrSyntax);
     co_return;
   }
+  // An open snapshot (a BGSAVE or a replica's full sync walking the data) could keep a flushed
+  // database only by saving every entry: the flush waits until the walk ends.
+  while (!SnapshotGate::TryEnterFlush()) co_await YieldToLoop();
   std::string error;
   if (ctx.spec->name == "flushall") {
     co_await FlushEverything(ctx, "FLUSHALL", &error);
@@ -542,6 +546,7 @@ Task Flush(Context& ctx) {
     }
     co_await plan.Unlock();
   }
+  SnapshotGate::LeaveFlush();
   if (!error.empty()) {
     ctx.reply->Error(error);
   } else {

@@ -52,7 +52,8 @@ TaskOf<Got> ReadChunkedStream(Store& st, std::string_view key, const StreamWindo
     co_return Got::kError;
   }
   const ChunkRoot& root = out->root;
-  st.chunks().NoteRead(Index::Fingerprint(key), root);
+  // A snapshot's walk reads roots that may be gone: only the current ones teach the registry.
+  if (!st.snapshot_reading()) st.chunks().NoteRead(Index::Fingerprint(key), root);
   out->length = root.total;
   size_t lo = 0, hi = root.chunks.size();
   if (window != nullptr) std::tie(lo, hi) = WindowChunks(root, *window);

@@ -288,6 +288,7 @@ void Master::Merge() {
         merged_end_ = end_;
       }
       ++next_seq_;
+      NoteMerged();
       continue;
     }
     pending_.emplace(e.seq, std::move(e.ops));
@@ -300,31 +301,77 @@ void Master::Merge() {
     }
     pending_.erase(pending_.begin());
     ++next_seq_;
+    NoteMerged();
   }
   // The first RDB waits a moment after propagation turned on: a write that started before it
-  // (and so is not propagated) has finished by then, and the walk sees it.
+  // (and so is not propagated) has finished by then, and the snapshot holds it.
   if (save_ == SaveState::kWaitMerge && next_seq_ > save_seq_ && NowMs() - activated_ms_ >= 50) {
-    // Every write numbered up to save_seq_ is in the stream before this point, and in the data
-    // the RDB walk reads: the replicas' stream starts here.
-    save_offset_ = end_;
-    cur_db_ = -1;  // as Redis: the next command is preceded by a SELECT
-    save_ = SaveState::kRunning;
-    const Replica::History h = deps_.replica->history();
-    for (auto& s : slaves_) {
-      if (s->state != Slave::State::kWaitSave || s->announced) continue;
-      s->announced = true;
-      s->sent = save_offset_;
-      if (s->req.psync) {
-        s->out += "+FULLRESYNC " + h.replid + " " + std::to_string(save_offset_) + "\r\n";
-      }
-    }
     save_result_ = -1;
+    snap_seq_ = -1;
     save_path_ = deps_.rdb_dir() + "/temp-repl-" + std::to_string(getpid()) + ".rdb";
     LogNotice("Starting BGSAVE for SYNC with target: disk");
-    deps_.save_rdb(save_path_, [this](bool ok) {
-      save_result_ = ok ? 1 : 0;
-      Wake();
-    });
+    if (following) {
+      // Our master's stream feeds the backlog (Feed), and its commands take no sequence number:
+      // the stream starts at the offset of this moment (not exact: see doc/replication.md).
+      StartStream(end_);
+    } else {
+      // The stream starts right after the write numbered as the snapshot's sequence number,
+      // which the workers report once it is open (merged_at_: each entry's offset until then).
+      save_ = SaveState::kStarting;
+      merged_at_.clear();
+      merged_at_.emplace_back(next_seq_ - 1, end_);
+      cur_db_ = -1;
+    }
+    deps_.save_rdb(
+        save_path_,
+        [this](uint64_t seq) {
+          snap_seq_ = static_cast<int64_t>(seq);
+          Wake();
+        },
+        [this](bool ok) {
+          save_result_ = ok ? 1 : 0;
+          Wake();
+        });
+  }
+  if (save_ == SaveState::kStarting) {
+    const int64_t seq = snap_seq_.load();
+    if (seq >= 0 && static_cast<uint64_t>(seq) < next_seq_) {
+      // Every write numbered up to seq is in the snapshot and in the stream before this offset;
+      // every later one in the stream after it, and not in the snapshot.
+      int64_t at = -1;
+      for (const auto& [n, off] : merged_at_) {
+        if (n == static_cast<uint64_t>(seq)) at = off;
+      }
+      merged_at_.clear();
+      if (at < 0) {
+        // Cannot happen (the snapshot's number is at least the last merged one at the request).
+        LogWarning("BGSAVE for SYNC: the snapshot's stream position was not recorded");
+        at = end_;
+      }
+      StartStream(at);
+    }
+  }
+}
+
+void Master::NoteMerged() {
+  if (save_ != SaveState::kStarting) return;
+  merged_at_.emplace_back(next_seq_ - 1, end_);
+  // The replicas' stream may start right here: the next entry says its database.
+  cur_db_ = -1;
+}
+
+void Master::StartStream(int64_t offset) {
+  save_offset_ = offset;
+  cur_db_ = -1;  // as Redis: the next command is preceded by a SELECT
+  save_ = SaveState::kRunning;
+  const Replica::History h = deps_.replica->history();
+  for (auto& s : slaves_) {
+    if (s->state != Slave::State::kWaitSave || s->announced) continue;
+    s->announced = true;
+    s->sent = save_offset_;
+    if (s->req.psync) {
+      s->out += "+FULLRESYNC " + h.replid + " " + std::to_string(save_offset_) + "\r\n";
+    }
   }
 }
 
@@ -522,6 +569,10 @@ void Master::Trim() {
       continue;
     }
     keep = std::min(keep, s->sent + 1);
+  }
+  // The stream of the full sync being started may begin at any entry merged since.
+  if (save_ == SaveState::kStarting && !merged_at_.empty()) {
+    keep = std::min(keep, merged_at_.front().second + 1);
   }
   const int64_t dead = keep - first_;
   if (dead > 0 && (dead >= (1 << 20) || dead * 2 >= static_cast<int64_t>(buf_.size()))) {

@@ -45,8 +45,12 @@ class Master {
   struct Deps {
     Replica* replica = nullptr;  // the process's replication identity (replid, offset)
     std::function<std::string(std::string_view)> config_value;
-    // Writes an RDB of every database to `path` in the background; done(ok) from any thread.
-    std::function<void(const std::string& path, std::function<void(bool)> done)> save_rdb;
+    // Writes an RDB of every database to `path` in the background, from a snapshot: started(its
+    // sequence number: the writes numbered up to it are in the RDB, no later one) once the
+    // snapshot is open, then done(ok); both from any thread.
+    std::function<void(const std::string& path, std::function<void(uint64_t)> started,
+                       std::function<void(bool)> done)>
+        save_rdb;
     std::function<std::string()> rdb_dir;  // where that file goes (CONFIG dir)
     // FAILOVER's write pause (CLIENT PAUSE WRITE's machinery, apart from CLIENT PAUSE's own).
     std::function<void(bool on)> pause_writes;
@@ -126,7 +130,9 @@ class Master {
 
  private:
   struct Slave;
-  enum class SaveState { kNone, kWaitMerge, kRunning };
+  // kWaitMerge: a replica waits, the RDB is not asked for yet; kStarting: asked for, its
+  // snapshot's sequence number not known yet; kRunning: the stream's start is fixed.
+  enum class SaveState { kNone, kWaitMerge, kStarting, kRunning };
 
   void EnsureThread();
   void Loop();
@@ -136,6 +142,8 @@ class Master {
   void Handle(Slave& s, int64_t now_ms);  // one replica's I/O
   void Answer(Slave& s);                  // PSYNC/SYNC's reply
   void StartSave();
+  void NoteMerged();                 // an entry was merged (kStarting: its offset is kept)
+  void StartStream(int64_t offset);  // the full sync's stream starts after `offset`
   void SaveDone(bool ok);
   void Trim();
   void Drop(Slave& s, const std::string& why);
@@ -179,7 +187,10 @@ class Master {
   uint64_t save_seq_ = 0;
   int64_t save_offset_ = 0;
   std::string save_path_;
-  std::atomic<int> save_result_{-1};  // -1 running, 0 failed, 1 done
+  std::atomic<int> save_result_{-1};   // -1 running, 0 failed, 1 done
+  std::atomic<int64_t> snap_seq_{-1};  // the snapshot's sequence number (-1: not open yet)
+  // kStarting: (sequence number, end_ right after it) of each entry merged since the request.
+  std::vector<std::pair<uint64_t, int64_t>> merged_at_;
   int64_t activated_ms_ = 0;
 
   int64_t last_ping_ms_ = 0;

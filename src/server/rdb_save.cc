@@ -4,20 +4,26 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/db_key.h"
 #include "base/log.h"
 #include "commands/key_copy.h"
+#include "commands/multi_shard.h"
+#include "commands/propagate.h"
 #include "commands/rdb_limits.h"
 #include "commands/shards.h"
 #include "rdb/file_format.h"
 #include "runtime/shard_hop.h"
 #include "scripting/function_registry.h"
+#include "storage/snapshot_gate.h"
 #include "storage/store.h"
 
 namespace lavik {
@@ -108,29 +114,32 @@ struct SaveRun {
 };
 
 // One slice of a shard's walk of physical database `db` (on the shard's worker): up to
-// kSliceEntries of its index entries from *cursor; each live key is read whole (a chunked
-// collection too) and framed.
-Task SaveSlice(SaveRun* run, Store& st, int db, uint64_t* cursor) {
+// kSliceEntries of its snapshot's entries from *cursor; each key is read whole (a chunked
+// collection too) through the snapshot, as it was when the snapshot began, and framed.
+Task SaveSlice(SaveRun* run, Store& st, uint64_t snap, int db, uint64_t* cursor) {
   std::vector<std::pair<uint64_t, uint64_t>> entries;
-  *cursor = st.ScanIndex(*cursor, kSliceEntries, db,
-                         [&](uint64_t fp, uint64_t l) { entries.emplace_back(fp, l); });
+  *cursor = st.SnapshotScan(snap, *cursor, kSliceEntries, db,
+                            [&](uint64_t fp, uint64_t l) { entries.emplace_back(fp, l); });
   const int64_t now = NowMs();
   std::string object;
   for (const auto& [fp, l] : entries) {
-    if (st.ExpiredFp(fp, now)) continue;
-    ReadResult r = co_await st.ReadAt(fp, l);
-    if (!r.ok()) {
-      // kNotFound: the key went away since the slice was taken.
-      if (r.status == ReadResult::Status::kError) run->Fail(r.error);
-      if (!run->error.empty()) co_return;
-      continue;
-    }
-    const std::string key(r.key);
     KeyCopy copy;
-    std::string error;
-    if (!co_await ReadKeyCopy(st, key, now, &copy, &error)) {
-      run->Fail(error);
-      co_return;
+    std::string key;
+    {
+      // Only suspends inside the Store's reads (which keep other coroutines out of the view).
+      Store::SnapshotReads view(st, snap);
+      ReadResult r = co_await st.ReadAt(fp, l);
+      if (!r.ok()) {
+        run->Fail(r.status == ReadResult::Status::kError ? r.error
+                                                         : "a record of the snapshot is missing");
+        co_return;
+      }
+      key.assign(r.key);
+      std::string error;
+      if (!co_await ReadKeyCopy(st, key, now, &copy, &error)) {
+        run->Fail(error);
+        co_return;
+      }
     }
     if (!copy.exists) continue;
     object.clear();
@@ -153,15 +162,96 @@ uint64_t ResidentBytes() {
   return static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
+// Holds one worker for the instant a snapshot begins: opens its store's snapshot, says so, and
+// spins until the starter releases every worker.
+struct ParkAll {
+  std::atomic<int> arrived{0};
+  std::atomic<bool> release{false};
+};
+
+struct Park : MailboxItem {
+  std::shared_ptr<ParkAll> all;
+  Store* store = nullptr;
+  uint64_t id = 0;
+};
+
+void RunPark(MailboxItem* item) {
+  auto* p = static_cast<Park*>(item);
+  p->store->BeginSnapshot(p->id);
+  p->all->arrived.fetch_add(1, std::memory_order_release);
+  while (!p->all->release.load(std::memory_order_acquire)) std::this_thread::yield();
+  delete p;
+}
+
+Task UnlockAll(ShardSet& shards) {
+  for (int w = 0; w < shards.size(); ++w) {
+    Shard* s = &shards.at(w);
+    co_await ShardHop(s->worker, [s]() { s->Unlock(); });
+  }
+}
+
+std::atomic<uint64_t> g_snapshot_ids{0};
+
 }  // namespace
+
+Task BeginRdbSnapshot(ShardSet& shards, RdbSnapshot* snap) {
+  snap->id = g_snapshot_ids.fetch_add(1) + 1;
+  // Every shard's lock (ascending, as any multi-shard command): no command that spans shards is
+  // between two of its steps. Then the flush gate; a FLUSHDB waiting for these locks may hold
+  // it, so give the locks back and retry rather than wait holding them.
+  for (;;) {
+    for (int w = 0; w < shards.size(); ++w) co_await ShardLockAwaiter(&shards.at(w), snap);
+    if (SnapshotGate::TryBeginSnapshot()) break;
+    co_await UnlockAll(shards);
+    co_await YieldToLoop();
+  }
+  // The instant: every other worker parked in RunPark (its snapshot open), then this one's, the
+  // sequence number and the database map, with nothing running anywhere else.
+  auto all = std::make_shared<ParkAll>();
+  Worker* const home = Worker::Current();
+  int parked = 0;
+  for (int w = 0; w < shards.size(); ++w) {
+    Shard& s = shards.at(w);
+    if (s.worker == home) continue;
+    auto* p = new Park();
+    p->all = all;
+    p->store = &s.store;
+    p->id = snap->id;
+    p->run = &RunPark;
+    s.worker->Post(p);
+    ++parked;
+  }
+  while (all->arrived.load(std::memory_order_acquire) < parked) co_await YieldToLoop();
+  for (int w = 0; w < shards.size(); ++w) {
+    if (shards.at(w).worker == home) shards.at(w).store.BeginSnapshot(snap->id);
+  }
+  snap->seq = repl::LastSeq();
+  for (int d = 0; d < kMaxDatabases; ++d)
+    snap->physical[static_cast<size_t>(d)] = DbMap::Physical(d);
+  snap->open = true;
+  all->release.store(true, std::memory_order_release);
+  co_await UnlockAll(shards);
+}
+
+Task EndRdbSnapshot(ShardSet& shards, RdbSnapshot* snap) {
+  if (!snap->open) co_return;
+  snap->open = false;
+  for (int w = 0; w < shards.size(); ++w) {
+    Shard* s = &shards.at(w);
+    const uint64_t id = snap->id;
+    co_await ShardHop(s->worker, [s, id]() { s->store.EndSnapshot(id); });
+  }
+  SnapshotGate::EndSnapshot();
+}
 
 std::string RdbFilePath(std::string_view dir, std::string_view dbfilename) {
   return std::string(dir.empty() ? "." : dir) + "/" + std::string(dbfilename);
 }
 
-Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool* ok,
-                 std::string temp_name) {
-  *ok = false;
+namespace {
+
+Task WriteRdbFile(ShardSet& shards, const RdbSnapshot& snap, const std::string& dir,
+                  const std::string& dbfilename, bool* ok, const std::string& temp_name) {
   SaveRun run;
   run.dir = dir.empty() ? "." : dir;
   const std::string target = RdbFilePath(dir, dbfilename);
@@ -171,6 +261,7 @@ Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool
     LogWarning("Failed opening the temp RDB file " + temp + " for saving: " + run.out.error());
     co_return;
   }
+  const uint64_t id = snap.id;
   run.writer.Aux("redis-ver", "7.0.15");
   run.writer.Aux("redis-bits", "64");
   run.writer.Aux("ctime", std::to_string(NowMs() / 1000));
@@ -178,15 +269,16 @@ Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool
   run.writer.Aux("aof-base", "0");
   for (const FunctionLibrary& lib : FunctionRegistry::Get().List()) run.writer.Function(lib.code);
   // Database by database, in the client's numbering: SELECTDB + RESIZEDB (the counts now; Redis's
-  // loader takes them only as a hint), then each shard's keys of its physical database.
+  // loader takes them only as a hint), then each shard's keys of its physical database — the
+  // databases as they were numbered when the snapshot began.
   for (int d = 0; d < DbMap::Count() && run.error.empty(); ++d) {
-    const int pdb = DbMap::Physical(d);
+    const int pdb = snap.physical[static_cast<size_t>(d)];
     uint64_t keys = 0, expires = 0;
     for (int w = 0; w < shards.size(); ++w) {
       co_await ShardHop(shards.at(w).worker, [&, w]() {
         const Store& st = shards.at(w).store;
-        keys += st.db_size(pdb);
-        expires += st.db_expires(pdb);
+        keys += st.SnapshotDbSize(id, pdb);
+        expires += st.SnapshotDbExpires(id, pdb);
       });
     }
     if (keys == 0) continue;
@@ -195,7 +287,9 @@ Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool
       uint64_t cursor = 0;
       do {
         co_await ShardCall(shards.at(w).worker, [&, w]() -> Task {
-          co_await SaveSlice(&run, shards.at(w).store, pdb, &cursor);
+          Store& st = shards.at(w).store;
+          co_await SaveSlice(&run, st, id, pdb, &cursor);
+          if (cursor == 0) st.SnapshotDbDone(id, pdb);
         });
         co_await YieldToLoop();  // also when the shard is this worker's own
       } while (cursor != 0 && run.error.empty());
@@ -219,6 +313,18 @@ Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool
   }
   LogNotice("DB saved on disk");
   *ok = true;
+}
+
+}  // namespace
+
+Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool* ok,
+                 std::string temp_name, RdbSnapshot* given) {
+  *ok = false;
+  RdbSnapshot own;
+  RdbSnapshot* const snap = given != nullptr ? given : &own;
+  if (!snap->open) co_await BeginRdbSnapshot(shards, snap);
+  co_await WriteRdbFile(shards, *snap, dir, dbfilename, ok, temp_name);
+  co_await EndRdbSnapshot(shards, snap);
 }
 
 }  // namespace lavik

@@ -2,29 +2,53 @@
 // 7.0's RDB v10 format (rdb/file_format.h), to CONFIG `dir` + `dbfilename` through
 // temp-<pid>.rdb, renamed over the target once complete and synced.
 //
-// The walk is not a point-in-time snapshot: each shard is read in slices of index entries from
-// its own worker's loop, yielding between slices, so a key is saved as it was when its slice
-// ran. Databases are written one after the other (the index selects each one's keys); output
-// streams to the file (1 MiB at a time).
+// The walk is a point-in-time snapshot (doc/rdb.md "Consistency"): BeginRdbSnapshot opens a
+// snapshot of every shard's index at one instant (Store::BeginSnapshot; every worker is held for
+// that instant only), and the walk then reads each shard in slices of index entries from its own
+// worker's loop, yielding between slices, through that snapshot: every key as it was at the
+// start, whatever the workers write meanwhile. Databases are written one after the other (the
+// index selects each one's keys); output streams to the file (1 MiB at a time).
 //
-// Thread safety: a coroutine on any worker; one save at a time (SaveState::in_progress).
+// Thread safety: coroutines on any worker.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "base/db_key.h"
 #include "runtime/task.h"
 
 namespace lavik {
 
 class ShardSet;
 
+// A snapshot of every shard for one walk.
+struct RdbSnapshot {
+  uint64_t id = 0;
+  // The replication sequence number at the instant it began (commands/propagate.h): every
+  // write numbered up to `seq` is in it, none numbered after (see doc/replication.md).
+  uint64_t seq = 0;
+  std::array<int, kMaxDatabases> physical{};  // DbMap::Physical at that instant (SWAPDB after it)
+  bool open = false;
+};
+
+// Opens *snap on every shard at one instant: takes every shard's lock (so no multi-shard
+// command — MSET across shards, EXEC, a script — is half-applied), waits while a FLUSHALL or
+// FLUSHDB runs (storage/snapshot_gate.h), holds every other worker in a spin for the instant
+// its own store's snapshot and the sequence number are taken, then releases all.
+Task BeginRdbSnapshot(ShardSet& shards, RdbSnapshot* snap);
+// Closes *snap on every shard (a no-op if it is not open).
+Task EndRdbSnapshot(ShardSet& shards, RdbSnapshot* snap);
+
 // Saves to `dir`/`dbfilename` (an empty dir: the working directory). *ok: the file was written
 // and renamed into place (else the reason is logged, as Redis does, and the temp files are
 // removed). `temp`: the temp file's name (default temp-<pid>.rdb; a replica's full sync uses
-// its own, so it can run next to a BGSAVE).
+// its own, so it can run next to a BGSAVE). `snap`: an open snapshot to walk (closed at the end);
+// none: one is opened when the walk starts.
 Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool* ok,
-                 std::string temp = "");
+                 std::string temp = "", RdbSnapshot* snap = nullptr);
 
 // `dir` + "/" + `dbfilename` (an empty dir: ".").
 std::string RdbFilePath(std::string_view dir, std::string_view dbfilename);

@@ -24,9 +24,10 @@
 namespace lavik {
 namespace {
 
-// Flushes and syncs every shard's log, then writes dump.rdb; records the outcome in the
-// server's SaveState (whose in_progress the caller holds). True if both succeeded.
-Task SaveAll(Server* server, bool background, bool* ok) {
+// Flushes and syncs every shard's log, then writes dump.rdb from *snap (opened now if it is not
+// open yet; closed at the end); records the outcome in the server's SaveState (whose
+// in_progress the caller holds). True if both succeeded.
+Task SaveAll(Server* server, bool background, bool* ok, RdbSnapshot* snap) {
   SaveState& state = server->save_state();
   const int64_t start_ms = NowMs();
   state.current_start_ms = start_ms;
@@ -46,7 +47,9 @@ Task SaveAll(Server* server, bool background, bool* ok) {
   bool written = false;
   if (*ok) {
     co_await SaveRdbFile(server->shards(), server->ConfigValue("dir"),
-                         server->ConfigValue("dbfilename"), &written);
+                         server->ConfigValue("dbfilename"), &written, "", snap);
+  } else {
+    co_await EndRdbSnapshot(server->shards(), snap);
   }
   *ok = *ok && written;
   if (*ok || background) state.last_ok = *ok;
@@ -58,11 +61,13 @@ Task SaveAll(Server* server, bool background, bool* ok) {
   state.last_bgsave_s = (NowMs() - start_ms) / 1000;
 }
 
-Task BackgroundSave(Server* server) {
+// `snap`: the snapshot BGSAVE opened before it replied (not open for BGSAVE SCHEDULE).
+Task BackgroundSave(Server* server, RdbSnapshot snap) {
   SaveState& state = server->save_state();
   for (;;) {
     bool ok;
-    co_await SaveAll(server, true, &ok);
+    co_await SaveAll(server, true, &ok, &snap);
+    snap = RdbSnapshot();
     if (state.scheduled.exchange(false)) continue;
     state.in_progress = false;
     // A BGSAVE SCHEDULE that came in between the two lines above runs now.
@@ -77,7 +82,8 @@ Task Save(Context& ctx) {
     co_return;
   }
   bool ok;
-  co_await SaveAll(ctx.server, false, &ok);
+  RdbSnapshot snap;
+  co_await SaveAll(ctx.server, false, &ok, &snap);
   state.in_progress = false;
   if (ok) {
     ctx.reply->Ok();
@@ -105,8 +111,13 @@ Task Bgsave(Context& ctx) {
     ctx.reply->Simple("Background saving scheduled");
     co_return;
   }
+  // The snapshot begins before the reply: every write acknowledged before it is in the file, no
+  // write sent after it is. (Inside EXEC or a script the shards' locks are held by the caller:
+  // the walk opens its snapshot once they are released.)
+  RdbSnapshot snap;
+  if (!ctx.in_exec && !ctx.in_script) co_await BeginRdbSnapshot(ctx.server->shards(), &snap);
   ctx.reply->Simple("Background saving started");
-  Task t = BackgroundSave(ctx.server);
+  Task t = BackgroundSave(ctx.server, snap);
   t.Start(nullptr, nullptr);
 }
 
@@ -136,7 +147,8 @@ Task SaveBeforeShutdown(Server* server, bool* ok) {
   SaveState& state = server->save_state();
   *ok = false;
   if (state.in_progress.exchange(true)) co_return;
-  co_await SaveAll(server, false, ok);
+  RdbSnapshot snap;
+  co_await SaveAll(server, false, ok, &snap);
   state.in_progress = false;
 }
 
@@ -170,7 +182,7 @@ Task CheckSavePoints(Server* server) {
   if (!due || state.in_progress.exchange(true)) co_return;
   LogNotice(std::to_string(changes) + " changes in " + std::to_string(since) +
             " seconds. Saving...");
-  Task t = BackgroundSave(server);
+  Task t = BackgroundSave(server, RdbSnapshot());
   t.Start(nullptr, nullptr);
 }
 

@@ -143,8 +143,9 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
 
   master_ = std::make_unique<Master>(
       Master::Deps{replica_.get(), [this](std::string_view name) { return ConfigValue(name); },
-                   [this](const std::string& path, std::function<void(bool)> done) {
-                     SaveForReplicas(path, std::move(done));
+                   [this](const std::string& path, std::function<void(uint64_t)> started,
+                          std::function<void(bool)> done) {
+                     SaveForReplicas(path, std::move(started), std::move(done));
                    },
                    [this] {
                      const std::string dir = ConfigValue("dir");
@@ -197,25 +198,32 @@ Server::~Server() {
 
 namespace {
 
-// A replica's full sync: the RDB written on worker 0 (the BGSAVE walk), then done(ok).
+// A replica's full sync: the snapshot opened on worker 0 (started(its sequence number)), the RDB
+// written from it (the BGSAVE walk), then done(ok).
 struct ReplicaSave : MailboxItem {
   Server* server = nullptr;
   std::string dir, name;
+  std::function<void(uint64_t)> started;
   std::function<void(bool)> done;
   bool ok = false;
 };
 
 Task RunReplicaSave(ReplicaSave* job) {
+  RdbSnapshot snap;
+  co_await BeginRdbSnapshot(job->server->shards(), &snap);
+  job->started(snap.seq);
   co_await SaveRdbFile(job->server->shards(), job->dir, job->name, &job->ok,
-                       "temp-repl-walk-" + std::to_string(getpid()) + ".rdb");
+                       "temp-repl-walk-" + std::to_string(getpid()) + ".rdb", &snap);
   job->done(job->ok);
   delete job;
 }
 
 }  // namespace
 
-void Server::SaveForReplicas(const std::string& path, std::function<void(bool)> done) {
+void Server::SaveForReplicas(const std::string& path, std::function<void(uint64_t)> started,
+                             std::function<void(bool)> done) {
   auto* job = new ReplicaSave();
+  job->started = std::move(started);
   job->server = this;
   const size_t slash = path.rfind('/');
   job->dir = slash == std::string::npos ? "." : path.substr(0, slash);

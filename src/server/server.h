@@ -132,8 +132,10 @@ class Server : public RequestHandler {
   Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
                    int shard, int db, bool track, bool propagate);
   void FinishCommand(ClientState* cl);
-  // Writes an RDB for replicas of ours at `path` (on worker 0), then done(ok).
-  void SaveForReplicas(const std::string& path, std::function<void(bool)> done);
+  // Writes an RDB for replicas of ours at `path` (on worker 0): started(the snapshot's sequence
+  // number, commands/propagate.h) once its snapshot is open, then done(ok).
+  void SaveForReplicas(const std::string& path, std::function<void(uint64_t)> started,
+                       std::function<void(bool)> done);
   // A command run at home while replication is on: its entry for the stream (propagate.h).
   void FinishPropagation(ClientState* cl);
   static void OnHomeDone(void* arg);

@@ -20,7 +20,8 @@ constexpr double kMaxVictimLiveRatio = 0.9;
 }  // namespace
 
 Task Store::Defrag(bool force) {
-  if (defrag_running_ || defrag_paused_) co_return;
+  // An open snapshot may read any record the index named when it began: no segment is freed.
+  if (defrag_running_ || defrag_paused_ || !snaps_.empty()) co_return;
   // Free segments are "low" below an eighth of the file (and never fewer than 8).
   const size_t total = file_->segment_count();
   const size_t low = std::max<size_t>(8, total / 8);
@@ -132,6 +133,9 @@ Task Store::DefragSegment(uint32_t seg, bool* ok) {
   co_await log_.FlushAndSync(&synced);
   if (!synced) co_return;
   while (file_->readers(seg).load() > 0) co_await YieldToLoop();
+  // A snapshot that began while records were being moved may read their old copies here: the
+  // segment stays (its live bytes are 0 now; a later pass frees it).
+  if (!snaps_.empty()) co_return;
   AlignedBuffer block(kBlockSize);
   SegmentHeader h;
   h.kind = SegmentKind::kFree;

@@ -66,7 +66,12 @@ uint64_t Store::RecordLen(uint64_t l) const {
   uint64_t len = loc::Len(l);
   if (len != 0) return len;
   auto it = large_lens_.find(l);
-  return it == large_lens_.end() ? 0 : it->second;
+  if (it != large_lens_.end()) return it->second;
+  if (!snap_large_lens_.empty()) {  // a large record that died while a snapshot was open
+    auto dead = snap_large_lens_.find(l);
+    if (dead != snap_large_lens_.end()) return dead->second;
+  }
+  return 0;
 }
 
 void Store::Account(uint64_t l, uint64_t len) {
@@ -80,8 +85,10 @@ void Store::Unaccount(uint64_t l) {
   if (!large_lens_.empty()) {
     auto it = large_lens_.find(l);
     if (it != large_lens_.end()) {
-      // A large record owns its whole run: free it once no read is using it.
+      // A large record owns its whole run: free it once no read is using it (and no snapshot
+      // may read it: Tick holds the release while one is open).
       pending_release_.emplace_back(seg, RunLength(it->second));
+      if (!snaps_.empty()) snap_large_lens_[l] = it->second;
       large_lens_.erase(it);
     }
   }
@@ -134,6 +141,7 @@ void Store::CountEntry(uint64_t fp, uint64_t old, uint64_t now) {
 }
 
 void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
+  SnapNote(fp);
   uint64_t old = index_.Upsert(fp, l);
   CountEntry(fp, old, l);
   if (old != 0) Unaccount(old);
@@ -146,6 +154,7 @@ void Store::Install(uint64_t fp, uint64_t l, int64_t expire_ms) {
 
 void Store::ExpireEntry(uint64_t fp, uint64_t l, const std::string_view* key) {
   if (tracking_observer_ != nullptr) tracking_observer_->KeyExpired(fp);
+  SnapNote(fp);
   index_.Erase(fp, nullptr);
   CountEntry(fp, l, 0);
   // The record stays (the deletion marker below): InspectExpired reads it back for a root the
@@ -201,6 +210,9 @@ void Store::StartInspectingExpired() {
 
 KeyInfo Store::Lookup(std::string_view key, int64_t now_ms) {
   uint64_t fp = Index::Fingerprint(key);
+  if (snap_reading_ != nullptr) [[unlikely]] {
+    return SnapLookup(fp, now_ms);
+  }
   uint64_t l;
   if (!index_.Get(fp, &l)) return KeyInfo{};
   int64_t expire = 0;
@@ -216,6 +228,9 @@ KeyInfo Store::Lookup(std::string_view key, int64_t now_ms) {
 
 KeyInfo Store::LookupRead(std::string_view key, int64_t now_ms) {
   KeyInfo info = Lookup(key, now_ms);
+  if (snap_reading_ != nullptr) [[unlikely]] {
+    return info;  // the snapshot's walk: not a client's read
+  }
   ++(info.exists ? stats_.keyspace_hits : stats_.keyspace_misses);
   if (!info.exists) NotifyKeyspaceEvent(kNotifyKeyMiss, "keymiss", key);
   return info;
@@ -244,7 +259,8 @@ TaskOf<ReadResult> Store::ReadAt(uint64_t fp, uint64_t l) {
 TaskOf<ReadResult> Store::ReadRecord(uint64_t fp, uint64_t l, std::string_view want_key) {
   ReadResult r;
   if (!want_key.empty()) {
-    if (const std::string* v = cache_.Get(fp, l)) {
+    // A snapshot's walk may read an older version: it peeks, so the current one stays cached.
+    if (const std::string* v = snap_reading_ == nullptr ? cache_.Get(fp, l) : cache_.Peek(fp, l)) {
       r.status = ReadResult::Status::kOk;
       r.key = want_key;
       r.value = *v;
@@ -267,7 +283,12 @@ TaskOf<ReadResult> Store::ReadRecord(uint64_t fp, uint64_t l, std::string_view w
     const uint64_t to = (off + len + align - 1) & ~(align - 1);
     r.buffer = device_->Buffer(to - from);
     file_->readers(seg).fetch_add(1);
+    // Other coroutines of the worker run while this read waits: they must see the normal view
+    // (Store::SnapshotReads).
+    const Snapshot* const view = snap_reading_;
+    snap_reading_ = nullptr;
     int res = co_await device_->Read(r.buffer.data(), to - from, from);
+    snap_reading_ = view;
     file_->readers(seg).fetch_sub(1);
     ++stats_.device_reads;
     if (res < 0 || static_cast<uint64_t>(res) != to - from) {
@@ -295,7 +316,7 @@ TaskOf<ReadResult> Store::ReadRecord(uint64_t fp, uint64_t l, std::string_view w
   r.status = ReadResult::Status::kOk;
   r.key = v.key;
   r.value = v.value;
-  if (!want_key.empty()) cache_.Put(fp, l, v.value);
+  if (!want_key.empty() && snap_reading_ == nullptr) cache_.Put(fp, l, v.value);
   co_return r;
 }
 
@@ -372,6 +393,7 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     // The caller re-registers the marker at its new place.
   } else if (tombstone) {
     uint64_t old;
+    SnapNote(fp);
     if (index_.Erase(fp, &old)) {
       CountEntry(fp, old, 0);
       Unaccount(old);
@@ -784,6 +806,7 @@ Task Store::FlushDb(int db, bool* ok) {
   // Each key goes as a deletion would, without a tombstone: the superblock's flush seq for
   // the database (DataFile::SetDbFlushSeq) makes every older record of it dead for recovery.
   for (const auto& [fp, l] : doomed) {
+    SnapNote(fp);  // FLUSHDB waits for open snapshots (storage/snapshot_gate.h); kept exact anyway
     index_.Erase(fp, nullptr);
     CountEntry(fp, l, 0);
     Unaccount(l);
@@ -802,7 +825,7 @@ void Store::Tick(int64_t now_ms) {
     Task t = SweepChunks();
     t.Start(nullptr, nullptr);
   }
-  if (!pending_release_.empty()) {
+  if (!pending_release_.empty() && snaps_.empty()) {
     std::vector<std::pair<uint32_t, uint32_t>> runs;
     runs.swap(pending_release_);
     for (const auto& [first, count] : runs) {

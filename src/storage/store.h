@@ -28,6 +28,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -219,6 +220,45 @@ class Store {
   }
   bool ExpiredFp(uint64_t fp, int64_t now_ms) const;
 
+  // --- Point-in-time snapshots (doc/storage-format.md "Snapshots": the RDB walk) ---
+  // BeginSnapshot freezes the view `id` of this shard: from now on, the first change of an index
+  // entry (a write, a deletion, an expiry, a relocation) that the snapshot may still read saves
+  // the entry as it was (location and TTL; the record stays in the log: nothing that can hold a
+  // record the view names is reclaimed while a snapshot is open — defrag frees no segment, large
+  // runs wait). The view reads those saved entries instead of the index's. No value is copied.
+  // While no snapshot is open the write path pays one branch (`snaps_` empty).
+  void BeginSnapshot(uint64_t id);
+  void EndSnapshot(uint64_t id);
+  bool snapshot_active() const { return !snaps_.empty(); }
+  // The key and TTL counts of physical database `db` when the snapshot began.
+  size_t SnapshotDbSize(uint64_t id, int db) const;
+  size_t SnapshotDbExpires(uint64_t id, int db) const;
+  // As ScanIndex, over the view: the keys of `db` the snapshot holds in the cursor's range,
+  // with their location at the start (keys created since are skipped, keys deleted or replaced
+  // since are given with their old location). Marks everything of `db` below `cursor` as walked
+  // (the view no longer saves changes to those keys). Call SnapshotDbDone after the last slice.
+  uint64_t SnapshotScan(uint64_t id, uint64_t cursor, size_t count, int db,
+                        const std::function<void(uint64_t fp, uint64_t loc)>& fn);
+  void SnapshotDbDone(uint64_t id, int db);
+  // Entries the snapshots saved so far (INFO, tests).
+  size_t snapshot_saved() const;
+  // While one lives, reads on this Store (Lookup, LookupRead, Read, ReadValue, ReadAt) see view
+  // `id`: index entries as they were when it began, no expiry side effects, no statistics, no
+  // cache fills. Only the walk's own call chain sees it: a read that waits for the device puts
+  // the normal view back while it waits (other coroutines of the worker run then) and restores
+  // the snapshot view when it resumes. The reader must not suspend otherwise while it lives.
+  class SnapshotReads {
+   public:
+    SnapshotReads(Store& st, uint64_t id);
+    ~SnapshotReads() { st_.snap_reading_ = nullptr; }
+    SnapshotReads(const SnapshotReads&) = delete;
+    SnapshotReads& operator=(const SnapshotReads&) = delete;
+
+   private:
+    Store& st_;
+  };
+  bool snapshot_reading() const { return snap_reading_ != nullptr; }
+
   // --- Start-up and checkpoint ---
   // Recovery: applies a record found in the log (log order). `loc` is its location word.
   // `value` (when known) lets the chunk registry learn the roots of chunked collections.
@@ -298,6 +338,36 @@ class Store {
     int64_t expire_ms;
     uint32_t slot;  // index in ttl_keys_
   };
+  // A snapshot's saved entries and walk position (BeginSnapshot).
+  struct Snapshot {
+    struct Saved {
+      uint64_t loc;  // 0: the key did not exist when the snapshot began
+      int64_t expire_ms;
+    };
+    uint64_t id = 0;
+    std::map<uint64_t, Saved> saved;  // fingerprint → entry at the start (ordered: SnapshotScan)
+    std::array<size_t, kMaxDatabases> db_keys{};
+    std::array<size_t, kMaxDatabases> db_expires{};
+    uint32_t done_dbs = 0;  // physical databases walked completely (bit per database)
+    int walk_db = -1;       // the database being walked, and the cursor below which it was
+    uint64_t walk_cursor = 0;
+    // Whether the walk has read every key at this fingerprint already (no need to save it).
+    bool Walked(uint64_t fp) const {
+      const int db = Index::FpDb(fp);
+      return (done_dbs >> db & 1u) != 0 || (db == walk_db && fp < walk_cursor);
+    }
+  };
+  // Before an index entry of `fp` changes: every open snapshot that may still read it saves it.
+  void SnapNote(uint64_t fp) {
+    if (!snaps_.empty()) [[unlikely]] {
+      SnapSave(fp);
+    }
+  }
+  void SnapSave(uint64_t fp);
+  Snapshot* FindSnapshot(uint64_t id) const;
+  // The snapshot view's entry of `fp` (reads under SnapshotReads).
+  KeyInfo SnapLookup(uint64_t fp, int64_t now_ms) const;
+
   // The one append path (values, tombstones, relocations). `expect` is checked right before
   // the record is placed, with no suspension in between: the key must still be at that location
   // (~0: anything; 0: must not exist). *applied says whether the record was written.
@@ -377,6 +447,10 @@ class Store {
   std::array<size_t, kMaxDatabases> db_keys_{};     // client keys per physical database
   std::array<size_t, kMaxDatabases> db_expires_{};  // TTL entries per physical database
   std::unique_ptr<uint32_t[]> slot_keys_;           // cluster layout: keys per slot (db 0)
+  std::vector<std::unique_ptr<Snapshot>> snaps_;    // open snapshots (usually none)
+  const Snapshot* snap_reading_ = nullptr;          // SnapshotReads' view
+  // Lengths of large records that died while a snapshot was open (it may still read them).
+  std::unordered_map<uint64_t, uint32_t> snap_large_lens_;
   ChunkRegistry chunks_;
   bool chunk_sweep_running_ = false;
   bool roots_unknown_ = false;  // collections were loaded from a checkpoint

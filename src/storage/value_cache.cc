@@ -72,6 +72,11 @@ const std::string* ValueCache::Get(uint64_t fp, uint64_t loc) {
   return &n->value;
 }
 
+const std::string* ValueCache::Peek(uint64_t fp, uint64_t loc) const {
+  Node* const* found = index_.Find(fp);
+  return found != nullptr && (*found)->loc == loc ? &(*found)->value : nullptr;
+}
+
 size_t ValueCache::ChargeOf(uint64_t fp, uint64_t loc) const {
   Node* const* found = index_.Find(fp);
   return found != nullptr && (*found)->loc == loc ? Charge((*found)->value.size()) : 0;

@@ -54,6 +54,9 @@ class ValueCache {
   // for fp cached at another location is an older version: it is dropped and this is a miss.
   // The pointer stays valid until the next non-const call. Never allocates.
   const std::string* Get(uint64_t fp, uint64_t loc);
+  // As Get, without touching anything (no counters, no frequency, no drop): a reader of an older
+  // version (a snapshot's walk, storage/store.h) must not evict the current one.
+  const std::string* Peek(uint64_t fp, uint64_t loc) const;
 
   // Caches a copy of `value` for (fp, loc), replacing any entry for fp (which keeps its queue
   // position and access counter). Values longer than capacity()/8, or whose charge would not fit

@@ -323,9 +323,6 @@ def test_replica_killed_under_write_load_resyncs(spawn_server):
     stop = threading.Event()
     written = [0]
 
-    # Idempotent writes: the full sync's RDB is not a point-in-time snapshot on lavik, and a
-    # write landing during it on a key not yet saved is in the RDB and in the stream
-    # (doc/replication.md); SET and HSET give the same data either way.
     def load():
         c = client(master)
         while not stop.is_set():
@@ -349,6 +346,59 @@ def test_replica_killed_under_write_load_resyncs(spawn_server):
     assert settled(m, r)
     assert_same_data(m, r, dbs=(0,))
     assert written[0] > 100
+
+
+def test_full_sync_under_incr_load_is_exact(spawn_server):
+    """The full sync's RDB is a snapshot at the offset its stream starts from: an INCR, APPEND,
+    LPUSH or HINCRBY that lands while the RDB is written is applied once on the replica — in the
+    RDB or in the stream after it, never both (doc/replication.md)."""
+    master, m = spawn_master(spawn_server)
+    pipe = m.pipeline(transaction=False)
+    for i in range(50_000):
+        pipe.set(f"fill:{i}", "x" * (i % 50))
+        if i % 5000 == 4999:
+            pipe.execute()
+    for j in range(500):
+        pipe.set(f"cnt:{j}", 0)
+    pipe.rpush("lbig", *range(6000))  # chunked list
+    pipe.hset("hbig", mapping={f"f{i}": i for i in range(9000)})  # chunked hash
+    pipe.execute()
+    stop = threading.Event()
+    errors = []
+    ops = [0]
+
+    def load():
+        c = client(master)
+        n = 0
+        try:
+            while not stop.is_set():
+                c.incr(f"cnt:{n % 500}")
+                c.append(f"ap:{n % 200}", "x")
+                c.lpush("lbig", n)
+                c.hincrby("hbig", f"f{(n * 7) % 9000}", 1)
+                n += 1
+                ops[0] = n
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=load)
+    t.start()
+    try:
+        assert wait_until(lambda: ops[0] >= 200, SYNC_TIMEOUT_S)
+        replica, r = spawn_redis_replica(spawn_server, master)
+        synced_at = ops[0]
+        assert wait_until(lambda: ops[0] >= synced_at + 200, SYNC_TIMEOUT_S)
+    finally:
+        stop.set()
+        t.join(10)
+    assert not t.is_alive() and not errors
+    assert settled(m, r)
+    keys = [f"cnt:{j}" for j in range(500)] + [f"ap:{j}" for j in range(200)]
+    assert r.mget(keys) == m.mget(keys)
+    assert r.llen("lbig") == m.llen("lbig") == 6000 + ops[0]
+    assert r.lrange("lbig", 0, 99) == m.lrange("lbig", 0, 99)
+    assert r.hgetall("hbig") == m.hgetall("hbig")
+    assert r.dbsize() == m.dbsize()
 
 
 def test_partial_resync_under_write_load(spawn_server):
