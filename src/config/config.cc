@@ -665,6 +665,12 @@ ParseOutcome ParseCommandLine(int argc, const char* const* argv, Config* config)
                           : ApplyParameter(setting.name, setting.value, where, false, config);
     if (!err.empty()) return Fail(err);
   }
+  // As Redis's loadServerConfigFromString: a cluster node's master comes from nodes.conf.
+  const std::string* cluster = FindExtra(*config, "cluster-enabled");
+  const std::string* master = FindExtra(*config, "replicaof");
+  if (cluster != nullptr && *cluster == "yes" && master != nullptr && !master->empty()) {
+    return Fail("replicaof directive not allowed in cluster mode");
+  }
   if (config->threads == 0) config->threads = DefaultThreads();
   return {ParseOutcome::kRun, 0, {}};
 }

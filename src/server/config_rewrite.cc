@@ -155,7 +155,12 @@ std::string RewriteConfigText(std::string_view old_text, const ConfigParams& par
   std::map<std::string_view, std::string_view> default_of;
   for (const auto& [name, value] : defaults) default_of[name] = value;
   std::vector<std::string> appended;
-  for (const auto& [name, value] : params) {
+  // As Redis's rewriteConfigReplicaOfOption: a cluster node's master comes from nodes.conf
+  // (CLUSTER REPLICATE), never from a replicaof line.
+  bool cluster = false;
+  for (const auto& [name, value] : params) cluster |= name == "cluster-enabled" && value == "yes";
+  for (const auto& [name, given] : params) {
+    const std::string_view value = name == "replicaof" && cluster ? std::string_view() : given;
     auto it = option_lines.find(name);
     if (it != option_lines.end()) {
       const std::vector<size_t>& at = it->second;

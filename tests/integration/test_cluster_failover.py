@@ -7,6 +7,7 @@ a redis-server 7.0 replica is elected by Lavik masters and a Lavik replica by re
 This file's nodes use their own fixed ports, 7300-7499 (the bus is port + 10000). Every wait is a
 poll with a deadline; the node timeout is short so that each failover takes seconds."""
 import itertools
+import subprocess
 import threading
 import time
 
@@ -14,7 +15,7 @@ import pytest
 import redis
 from redis.cluster import ClusterNode, RedisCluster
 
-from conftest import TARGET, ServerProcess, err, key_slot
+from conftest import LAVIK_BIN, TARGET, ServerProcess, err, key_slot
 from test_cluster import info, redis_cli
 
 BASE = 7300
@@ -480,3 +481,54 @@ def test_mixed_manual_failover(tmp_path, replica_is_redis):
     finally:
         for n in nodes:
             n.cleanup()
+
+
+def node_argv(tmp, port, conf=None, extra=()):
+    """A cluster node's command line, the config file first (as both servers take it)."""
+    args = ["--port", str(port), "--cluster-enabled", "yes", "--cluster-config-file",
+            str(tmp / f"nodes-{port}.conf"), "--cluster-node-timeout", str(TIMEOUT_MS)]
+    head = ["redis-server"] if TARGET == "redis" else [str(LAVIK_BIN)]
+    if conf is not None:
+        head.append(str(conf))
+    if TARGET == "redis":
+        args += ["--save", "", "--appendonly", "no", "--bind", "127.0.0.1", "--dir", str(tmp)]
+    else:
+        args += ["--threads", "1", "--data-file", str(tmp / f"data-{port}.lavik"),
+                 "--log-dir", str(tmp / f"logs-{port}")]
+    return head + args + list(extra)
+
+
+def test_replicaof_is_refused_in_cluster_mode_at_start(tmp_path):
+    """As Redis's config check: a cluster node's master comes from nodes.conf, never from
+    replicaof."""
+    (p,) = ports(1)
+    argv = node_argv(tmp_path, p, extra=["--replicaof", "127.0.0.1 6399"] if TARGET != "redis"
+                     else ["--replicaof", "127.0.0.1", "6399"])
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    assert out.returncode != 0
+    assert "replicaof directive not allowed in cluster mode" in out.stdout + out.stderr
+
+
+def test_config_rewrite_of_a_cluster_replica_writes_no_replicaof(tmp_path):
+    pm, pr = ports(2)
+    conf = tmp_path / "replica.conf"
+    conf.write_text("# a cluster replica's settings\nmaxclients 500\n")
+    master = ServerProcess(argv=node_argv(tmp_path, pm)).start(port=pm)
+    replica = ServerProcess(argv=node_argv(tmp_path, pr, conf=conf)).start(port=pr)
+    try:
+        m, r = master.client(), replica.client()
+        assert m.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383) == "OK"
+        assert r.execute_command("CLUSTER", "MEET", "127.0.0.1", pm) == "OK"
+        master_id = m.execute_command("CLUSTER", "MYID")
+        wait_for("the replica to know the master",
+                 lambda: master_id in r.execute_command("CLUSTER", "NODES"))
+        assert r.execute_command("CLUSTER", "REPLICATE", master_id) == "OK"
+        wait_for("the replica's link", lambda: replica_linked(r))
+        assert r.config_set("maxclients", "600")
+        assert r.execute_command("CONFIG", "REWRITE") == "OK"
+        text = conf.read_text()
+        assert "maxclients 600" in text
+        assert not any(l.split()[:1] in (["replicaof"], ["slaveof"]) for l in text.splitlines())
+    finally:
+        replica.cleanup()
+        master.cleanup()
