@@ -10,6 +10,7 @@
 #include "client/client_state.h"
 #include "client/services.h"
 #include "cluster/cluster.h"
+#include "commands/flush.h"
 #include "commands/shards.h"
 #include "commands/slot_keys.h"
 #include "protocol/errors.h"
@@ -262,11 +263,15 @@ Task ClusterReset(Context& ctx) {
     ctx.reply->Error(kErrSyntax);
     co_return;
   }
-  if (c->IsMaster() && co_await TotalKeys(ctx) != 0) {
+  const bool replica = !c->IsMaster();
+  if (!replica && co_await TotalKeys(ctx) != 0) {
     ctx.reply->Error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     co_return;
   }
-  ReplyOkOr(ctx, c->Reset(hard));
+  std::string error = c->Reset(hard);
+  // As Redis's clusterReset: a replica turned into an empty master drops its master's data.
+  if (error.empty() && replica) co_await FlushAllDatabases(ctx, &error);
+  ReplyOkOr(ctx, error);
 }
 
 Task ClusterSaveConfig(Context& ctx) {

@@ -12,6 +12,7 @@
 #include "base/numbers.h"
 #include "commands/collection_access.h"
 #include "commands/families.h"
+#include "commands/flush.h"
 #include "commands/list_chunks.h"
 #include "commands/multi_shard.h"
 #include "commands/stream_chunked.h"
@@ -524,13 +525,13 @@ Task Flush(Context& ctx) {
     ctx.reply->Error(kErrSyntax);
     co_return;
   }
-  // An open snapshot (a BGSAVE or a replica's full sync walking the data) could keep a flushed
-  // database only by saving every entry: the flush waits until the walk ends.
-  while (!SnapshotGate::TryEnterFlush()) co_await YieldToLoop();
   std::string error;
   if (ctx.spec->name == "flushall") {
-    co_await FlushEverything(ctx, "FLUSHALL", &error);
+    co_await FlushAllDatabases(ctx, &error);
   } else {
+    // An open snapshot (a BGSAVE or a replica's full sync walking the data) could keep a flushed
+    // database only by saving every entry: the flush waits until the walk ends.
+    while (!SnapshotGate::TryEnterFlush()) co_await YieldToLoop();
     // Every shard held: no write to another database slips in between the check and the flush.
     KeyPlan plan(ctx, std::vector<std::string_view>{});
     plan.CoverAllShards();
@@ -545,8 +546,8 @@ Task Flush(Context& ctx) {
       co_await FlushEverything(ctx, "FLUSHDB", &error);
     }
     co_await plan.Unlock();
+    SnapshotGate::LeaveFlush();
   }
-  SnapshotGate::LeaveFlush();
   if (!error.empty()) {
     ctx.reply->Error(error);
   } else {
@@ -607,6 +608,12 @@ const CommandSpec kKeyCommands[] = {
 };
 
 }  // namespace
+
+Task FlushAllDatabases(Context& ctx, std::string* error) {
+  while (!SnapshotGate::TryEnterFlush()) co_await YieldToLoop();  // as FLUSHDB above
+  co_await FlushEverything(ctx, "FLUSHALL", error);
+  SnapshotGate::LeaveFlush();
+}
 
 std::span<const CommandSpec> KeyCommands() { return kKeyCommands; }
 

@@ -244,6 +244,14 @@ def test_replica_serves_readonly_and_redirects_writes(six):
         rc.set(f"w:{i}", i)
     assert [rc.get(f"w:{i}") for i in range(300)] == [str(i) for i in range(300)]
     rc.close()
+    # As Redis's clusterReset: CLUSTER RESET turns a replica into an empty master.
+    assert replica.execute_command("READONLY")
+    wait_for("the replica's copy", lambda: replica.dbsize() > 0)
+    assert replica.execute_command("CLUSTER", "RESET") == "OK"
+    assert replica.dbsize() == 0
+    mine = [l for l in replica.execute_command("CLUSTER", "NODES").splitlines() if "myself" in l]
+    assert "master" in mine[0].split()[2]
+    assert replication(replica)["role"] == "master"
 
 
 def test_replica_role_survives_restart(tmp_path):
