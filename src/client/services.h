@@ -51,8 +51,9 @@ struct Services {
   // keys' slot (-1: no keys).
   std::string (*cluster_script_check)(const Services& services, const CommandSpec& spec,
                                       std::span<const std::string_view> args, int* slot) = nullptr;
-  // Cluster mode: PUBLISH also goes to every other node over the bus (set by the server).
-  void (*cluster_publish)(const Services& services, std::string_view channel,
+  // Cluster mode: PUBLISH also goes to every other node over the bus, SPUBLISH (shard) to the
+  // other nodes of this node's shard, its master and replicas (set by the server).
+  void (*cluster_publish)(const Services& services, bool shard, std::string_view channel,
                           std::string_view message) = nullptr;
   // True while a read-only replica refuses writes from clients (scripts check it too).
   std::function<bool()> replica_read_only;

@@ -148,7 +148,9 @@ class Cluster {
 
   // PUBLISH in cluster mode: the message goes to every other node over the bus (Redis 7.0's
   // clusterPropagatePublish); each delivers it to its own subscribers.
-  void PropagatePublish(std::string_view channel, std::string_view message);
+  // shard (SPUBLISH): only to the other nodes of this node's shard — its master and replicas
+  // (clusterPropagatePublishShard).
+  void PropagatePublish(bool shard, std::string_view channel, std::string_view message);
 
   // --- CLUSTER commands (cluster_commands.cc); each writes its reply ---
   std::string MyId();

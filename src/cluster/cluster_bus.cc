@@ -404,14 +404,24 @@ void Cluster::SendFail(const std::string& name) {
   Broadcast(m);
 }
 
-void Cluster::PropagatePublish(std::string_view channel, std::string_view message) {
+void Cluster::PropagatePublish(bool shard, std::string_view channel, std::string_view message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Message m;
-    Header(cluster::kPublish, &m);
+    Header(shard ? cluster::kPublishShard : cluster::kPublish, &m);
     m.channel.assign(channel);
     m.payload.assign(message);
-    Broadcast(m);
+    if (!shard) {
+      Broadcast(m);
+    } else {
+      // The shard: this node's master (or itself) and that master's replicas.
+      const std::string& master =
+          (myself_->flags & cluster::kSlave) ? myself_->slaveof : myself_->name;
+      for (auto& [name, n] : nodes_) {
+        if (n->link == nullptr || (n->flags & (cluster::kMyself | cluster::kHandshake))) continue;
+        if (n->name == master || n->slaveof == master) Send(n->link, m);
+      }
+    }
   }
   Wake();  // the bus thread writes the links
 }

@@ -30,7 +30,14 @@ struct KeyScan {
   bool cross = false;
 };
 
-// The call's key arguments (fixed positions without the general walk: the common case).
+bool IsShardChannelCommand(const CommandSpec& spec) {
+  return (spec.flags & kCmdPubSub) &&
+         (spec.name == "spublish" || spec.name == "ssubscribe" || spec.name == "sunsubscribe");
+}
+
+// The call's key arguments (fixed positions without the general walk: the common case). The
+// shard channels of SSUBSCRIBE, SUNSUBSCRIBE and SPUBLISH route like keys (Redis's key specs
+// mark them not_key: they are no stored keys, so the command table gives them no positions).
 const std::vector<KeyRef>& KeysOfCall(const CommandSpec& spec,
                                       std::span<const std::string_view> args) {
   thread_local std::vector<KeyRef> keys;
@@ -42,6 +49,9 @@ const std::vector<KeyRef>& KeysOfCall(const CommandSpec& spec,
     int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
     if (last >= argc) last = argc - 1;
     for (int i = spec.first_key; i <= last; i += spec.key_step) keys.push_back({i, 0});
+  } else if (IsShardChannelCommand(spec)) {
+    const int last = spec.name == "spublish" ? 1 : int(args.size()) - 1;
+    for (int i = 1; i <= last && i < int(args.size()); ++i) keys.push_back({i, 0});
   }
   return keys;
 }
@@ -115,8 +125,10 @@ bool ClusterRouteOrReply(Cluster& cluster, const CommandSpec& spec,
     *open = open_slot::Pack(bits, slot);
     return true;
   }
-  // READONLY on a replica: reads of its master's slots are served here.
-  if (owner != RouteTable::kSelf && !(readonly && !write && owner == t.my_master)) {
+  // READONLY on a replica: reads of its master's slots are served here; so are the shard
+  // channel commands, READONLY or not (Redis's getNodeByQuery, pubsubshard_included).
+  if (owner != RouteTable::kSelf &&
+      !((readonly || IsShardChannelCommand(spec)) && !write && owner == t.my_master)) {
     Redirect(w, "MOVED", slot, t.endpoints[owner]);
     return false;
   }

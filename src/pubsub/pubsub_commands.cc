@@ -117,10 +117,12 @@ Task Unsubscribe(Context& ctx, PubSubKind kind) {
 Task Publish(Context& ctx, PubSubKind kind) {
   const int home = ctx.client->conn->worker()->id();
   ctx.reply->Integer(ctx.services->pubsub->PublishOn(home, kind, ctx.args[1], ctx.args[2]));
-  // Redis Cluster 7.0 broadcasts PUBLISH to every node; SPUBLISH stays in its shard (here: this
-  // node, Lavik's cluster nodes having no replicas). The reply counts this node's receivers.
-  if (kind == PubSubKind::kChannel && ctx.services->cluster_publish != nullptr) {
-    ctx.services->cluster_publish(*ctx.services, ctx.args[1], ctx.args[2]);
+  // Redis Cluster 7.0 broadcasts PUBLISH to every node and SPUBLISH to the nodes of its shard
+  // (the slot's master and its replicas). The reply counts this node's receivers.
+  if (ctx.services->cluster_publish != nullptr &&
+      (kind == PubSubKind::kChannel || kind == PubSubKind::kShard)) {
+    ctx.services->cluster_publish(*ctx.services, kind == PubSubKind::kShard, ctx.args[1],
+                                  ctx.args[2]);
   }
   co_return;
 }

@@ -112,9 +112,9 @@ bool Server::StartCluster(std::string* error) {
   services_.cluster = cluster_.get();
   services_.cluster_script_check = &ClusterScriptCallCheck;
   SetExecOpenSlotCheck(&ExecOpenSlotRedirect);
-  services_.cluster_publish = [](const Services& s, std::string_view channel,
+  services_.cluster_publish = [](const Services& s, bool shard, std::string_view channel,
                                  std::string_view message) {
-    s.cluster->PropagatePublish(channel, message);
+    s.cluster->PropagatePublish(shard, channel, message);
   };
   Cluster* c = cluster_.get();
   registry_.OnChange("cluster-node-timeout", [c](std::string_view v) {

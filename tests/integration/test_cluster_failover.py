@@ -15,7 +15,7 @@ import pytest
 import redis
 from redis.cluster import ClusterNode, RedisCluster
 
-from conftest import LAVIK_BIN, TARGET, ServerProcess, err, key_slot
+from conftest import LAVIK_BIN, TARGET, RawConn, RespError, ServerProcess, err, key_slot
 from test_cluster import info, redis_cli
 
 BASE = 7300
@@ -540,3 +540,38 @@ def test_config_rewrite_of_a_cluster_replica_writes_no_replicaof(tmp_path):
     finally:
         replica.cleanup()
         master.cleanup()
+
+
+def test_shard_channels_reach_the_shards_replicas(six):
+    """SPUBLISH goes to the slot's master and its replicas, which serve SSUBSCRIBE for their
+    master's slots without READONLY (Redis's getNodeByQuery, clusterPropagatePublishShard); the
+    other shards' nodes get nothing."""
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    channel = key_of(clients[0], master_id)
+    others = [c for c in clients if c is not master and c is not replica]
+    port_of = {id(c): c.connection_pool.connection_kwargs["port"] for c in clients}
+    subs = {}
+    for c in [master, replica] + others[:1]:
+        conn = RawConn(port_of[id(c)])
+        reply = conn.cmd("SSUBSCRIBE", channel)
+        subs[id(c)] = (conn, reply)
+    try:
+        ch = channel.encode()
+        assert subs[id(master)][1] == [b"ssubscribe", ch, 1]
+        assert subs[id(replica)][1] == [b"ssubscribe", ch, 1]
+        moved = subs[id(others[0])][1]
+        assert isinstance(moved, RespError) and moved.text.startswith("MOVED "), moved
+        for sender, text in ((master, "from-master"), (replica, "from-replica")):
+            assert sender.execute_command("SPUBLISH", channel, text) == 1  # this node's receiver
+            for c in (master, replica):
+                conn = subs[id(c)][0]
+                conn.sock.settimeout(10)
+                assert conn.reply() == [b"smessage", ch, text.encode()]
+        other = next(f"x{i}" for i in range(1000) if key_slot(f"x{i}") != key_slot(channel))
+        with RawConn(port_of[id(master)]) as conn:
+            cross = conn.cmd("SSUBSCRIBE", channel, other)
+            assert cross == RespError("CROSSSLOT Keys in request don't hash to the same slot")
+    finally:
+        for conn, _ in subs.values():
+            conn.close()
