@@ -587,50 +587,6 @@ TaskOf<WriteResult> Store::DeleteIf(std::string_view key, uint64_t expected, boo
                             expected, &l, applied, Effect::kTombstone);
 }
 
-void Store::Clear() {
-  index_.Clear();
-  internal_records_ = 0;
-  db_keys_.fill(0);
-  if (slot_keys_ != nullptr) std::fill_n(slot_keys_.get(), kNumSlots, 0u);
-  db_expires_.fill(0);
-  chunks_.Clear();
-  expired_records_.clear();
-  recovered_chunks_.clear();
-  roots_unknown_ = false;
-  ttl_.clear();
-  ttl_keys_.clear();
-  cache_.Clear();
-  tombstones_.clear();
-  large_lens_.clear();
-}
-
-Task Store::PrepareFlush(bool* ok) {
-  co_await log_.FlushAndSync(ok);
-  if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, -1);
-  if (tracking_observer_ != nullptr) tracking_observer_->BeforeFlush(*this, -1);
-  for (const auto& [l, len] : large_lens_)
-    flushed_runs_.emplace_back(file_->SegmentOf(loc::Offset(l)), RunLength(len));
-  Clear();
-  log_.CloseSegment();
-}
-
-bool Store::CommitFlush(uint64_t flush_seq, std::string* error) {
-  return file_->SetFlushSeq(flush_seq, error);
-}
-
-void Store::ReleaseFlushed(uint64_t flush_seq) {
-  std::vector<uint32_t> sealed = log_.sealed();
-  for (uint32_t seg : sealed) {
-    if (file_->seq(seg).load() < flush_seq && file_->readers(seg).load() == 0 &&
-        seg != defrag_victim_) {
-      log_.ForgetSealed(seg);
-      file_->ReleaseSegment(seg);
-    }
-  }
-  for (const auto& run : flushed_runs_) pending_release_.push_back(run);
-  flushed_runs_.clear();
-}
-
 size_t Store::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
   // Redis's sampling loop: 20 random keys with a TTL, again while more than a quarter expired.
   const int64_t deadline = MonotonicUs() + budget_us;
@@ -654,62 +610,6 @@ size_t Store::ActiveExpireCycle(int64_t now_ms, int64_t budget_us) {
   }
   StartInspectingExpired();  // the names of the keys expired (when "expired" is reported)
   return deleted;
-}
-
-void Store::RecoverRecord(uint64_t fp, uint64_t l, uint32_t len, bool tombstone, int64_t expire_ms,
-                          uint64_t origin, int64_t now_ms, bool large, std::string_view value,
-                          std::string_view key) {
-  if (large) large_lens_[l] = len;
-  Account(l, len);
-  if (tombstone || (expire_ms != 0 && expire_ms < now_ms)) {
-    uint64_t old;
-    if (index_.Erase(fp, &old)) {
-      CountEntry(fp, old, 0);
-      Unaccount(old);
-    }
-    // A root that died before the crash may still have chunks: sweep them (again).
-    chunks_.KeyDying(fp);
-    if (!recovered_chunks_.empty()) recovered_chunks_.erase(fp);
-    DropTtl(fp);
-    if (!tombstone) origin = file_->seq(file_->SegmentOf(loc::Offset(l))).load() + (large ? 0 : 1);
-    tombstones_[l] = origin;
-    return;
-  }
-  Install(fp, l, expire_ms);
-  chunks_.NoteWrite(fp, value, IsChunkableType(loc::Type(l)));
-  ChunkRegistry::Dead d;
-  if (loc::Type(l) == ValueType::kChunk && ParseChunkKey(key, &d.slot, &d.id, &d.number)) {
-    recovered_chunks_[fp] = d;
-  }
-}
-
-size_t Store::FinishRecovery() {
-  size_t orphans = 0;
-  if (!roots_unknown_) {  // every live root was seen (no checkpoint entries)
-    for (const auto& [fp, d] : recovered_chunks_) {
-      uint64_t l = 0;
-      if (index_.Get(fp, &l) && loc::Type(l) == ValueType::kChunk && !chunks_.referenced(d.id)) {
-        chunks_.Requeue(d);
-        ++orphans;
-      }
-    }
-  }
-  std::unordered_map<uint64_t, ChunkRegistry::Dead>().swap(recovered_chunks_);
-  return orphans;
-}
-
-void Store::LoadEntry(uint64_t fp, uint64_t l, uint64_t len, int64_t expire_ms, bool large) {
-  if (large) large_lens_[l] = len;
-  Account(l, len);
-  CountEntry(fp, index_.Upsert(fp, l), l);
-  if (IsChunkableType(loc::Type(l))) roots_unknown_ = true;
-  if (expire_ms != 0) SetTtl(fp, expire_ms);
-}
-
-void Store::LoadTombstone(uint64_t l, uint64_t origin, uint32_t len, bool large) {
-  if (large) large_lens_[l] = len;
-  Account(l, len);
-  tombstones_[l] = origin;
 }
 
 Task SweepDeadChunks(Store& st, size_t budget) {
@@ -794,29 +694,6 @@ uint64_t Store::ScanIndex(uint64_t cursor, size_t count, int db,
   return cursor;
 }
 
-Task Store::FlushDb(int db, bool* ok) {
-  co_await log_.FlushAndSync(ok);
-  if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, db);
-  if (tracking_observer_ != nullptr) tracking_observer_->BeforeFlush(*this, db);
-  std::vector<std::pair<uint64_t, uint64_t>> doomed;
-  doomed.reserve(db_keys_[static_cast<size_t>(db)]);
-  index_.ForEach([&](uint64_t fp, uint64_t l) {
-    if (loc::Type(l) != ValueType::kChunk && Index::FpDb(fp) == db) doomed.emplace_back(fp, l);
-  });
-  // Each key goes as a deletion would, without a tombstone: the superblock's flush seq for
-  // the database (DataFile::SetDbFlushSeq) makes every older record of it dead for recovery.
-  for (const auto& [fp, l] : doomed) {
-    SnapNote(fp);  // FLUSHDB waits for open snapshots (storage/snapshot_gate.h); kept exact anyway
-    index_.Erase(fp, nullptr);
-    CountEntry(fp, l, 0);
-    Unaccount(l);
-    chunks_.KeyDying(fp);
-    DropTtl(fp);
-    cache_.Erase(fp);
-  }
-  log_.CloseSegment();
-}
-
 void Store::Tick(int64_t now_ms) {
   log_.Tick(now_ms);
   StartInspectingExpired();
@@ -833,22 +710,6 @@ void Store::Tick(int64_t now_ms) {
       t.Start(nullptr, nullptr);
     }
   }
-}
-
-size_t Store::SweepTombstones() {
-  const uint64_t min_live = file_->MinLiveSeq();
-  size_t dropped = 0;
-  for (auto it = tombstones_.begin(); it != tombstones_.end();) {
-    if (it->second <= min_live) {
-      Unaccount(it->first);
-      it = tombstones_.erase(it);
-      ++dropped;
-    } else {
-      ++it;
-    }
-  }
-  stats_.tombstones_dropped += dropped;
-  return dropped;
 }
 
 }  // namespace lavik
