@@ -531,7 +531,7 @@ Task Flush(Context& ctx) {
   } else {
     // An open snapshot (a BGSAVE or a replica's full sync walking the data) could keep a flushed
     // database only by saving every entry: the flush waits until the walk ends.
-    while (!SnapshotGate::TryEnterFlush()) co_await YieldToLoop();
+    co_await SnapshotGate::EnterFlush();
     // Every shard held: no write to another database slips in between the check and the flush.
     KeyPlan plan(ctx, std::vector<std::string_view>{});
     plan.CoverAllShards();
@@ -610,7 +610,7 @@ const CommandSpec kKeyCommands[] = {
 }  // namespace
 
 Task FlushAllDatabases(Context& ctx, std::string* error) {
-  while (!SnapshotGate::TryEnterFlush()) co_await YieldToLoop();  // as FLUSHDB above
+  co_await SnapshotGate::EnterFlush();  // as FLUSHDB above
   co_await FlushEverything(ctx, "FLUSHALL", error);
   SnapshotGate::LeaveFlush();
 }
