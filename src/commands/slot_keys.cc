@@ -1,10 +1,10 @@
 #include "commands/slot_keys.h"
 
 #include <algorithm>
-#include <coroutine>
 #include <utility>
 
 #include "base/slot.h"
+#include "runtime/join.h"
 #include "storage/index.h"
 #include "storage/store.h"
 
@@ -14,23 +14,6 @@ namespace {
 // Device reads in flight at once: deep enough for the SSD's parallelism (~10k IOPS at depth 1,
 // 40-70k at 8-128 on these machines), small enough not to crowd out foreground reads.
 constexpr size_t kReadsInFlight = 32;
-
-// Waits for the detached reads started before it.
-class Join {
- public:
-  void Add() { ++pending_; }
-  void Done() {
-    if (--pending_ == 0 && waiter_) std::exchange(waiter_, {}).resume();
-  }
-  static void OnDone(void* self) { static_cast<Join*>(self)->Done(); }
-  bool await_ready() const noexcept { return pending_ == 0; }
-  void await_suspend(std::coroutine_handle<> h) { waiter_ = h; }
-  void await_resume() const noexcept {}
-
- private:
-  size_t pending_ = 0;
-  std::coroutine_handle<> waiter_;
-};
 
 struct Name {
   std::string key;
