@@ -46,17 +46,7 @@ CLK_TCK=$(getconf CLK_TCK)
 
 TMP=$(mktemp -d /tmp/lavik-cluster-bench.XXXXXX)
 RAW_DIR=$TMP
-declare -A NODE_PIDS=()  # "<server> <port>" -> pid
-cleanup() {
-  local k
-  for k in "${!NODE_PIDS[@]}"; do
-    stop_lavik "${NODE_PIDS[$k]}" 30 "$k"
-  done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+track_nodes "$TMP"
 
 cluster_ports() {  # server -> its three ports
   local base=$BASE_PORT
@@ -65,21 +55,10 @@ cluster_ports() {  # server -> its three ports
 }
 
 start_cluster() {
-  local server=$1 p dir
+  local server=$1 p
   local -a endpoints=()
   for p in $(cluster_ports "$server"); do
-    PORT=$p
-    dir=$TMP/$server-$p
-    local -a cl=(--cluster-enabled yes --cluster-config-file "$dir/nodes.conf")
-    if [[ $server == lavik ]]; then
-      lavik_command "$LAVIK_BIN" "$dir" "$LAVIK_THREADS" --no-pin-workers "${cl[@]}"
-    else
-      redis_command "$REDIS_SERVER" "$dir" "${cl[@]}"
-    fi
-    log "starting $server on $HOST:$PORT: ${SERVER_CMD[*]}"
-    launch_server "$dir.out"
-    NODE_PIDS["$server $p"]=$SERVER_PID
-    SERVER_NAME=$server wait_ready "start of $server:$p"
+    start_cluster_node "$server" "$p" "$TMP/$server-$p" "$LAVIK_BIN"
     endpoints+=("$HOST:$p")
   done
   "$REDIS_CLI" --cluster create "${endpoints[@]}" --cluster-yes >"$TMP/$server-create.txt" 2>&1 ||

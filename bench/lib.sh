@@ -292,3 +292,38 @@ launch_server() {
   taskset -c "$SERVER_CPUS" "${SERVER_CMD[@]}" >"$1" 2>&1 &
   SERVER_PID=$!
 }
+
+# Cluster benchmarks (cluster.sh, reshard.sh). track_nodes TMPDIR: every node start_cluster_node
+# starts is stopped, and TMPDIR removed, on every exit path.
+declare -A NODE_PIDS=()  # "<server> <port>" -> pid
+NODES_TMP=""
+cleanup_nodes() {
+  local k
+  for k in "${!NODE_PIDS[@]}"; do
+    stop_lavik "${NODE_PIDS[$k]}" 30 "$k"
+  done
+  if [[ -n $NODES_TMP ]]; then rm -rf "$NODES_TMP"; fi
+}
+track_nodes() {
+  NODES_TMP=$1
+  trap cleanup_nodes EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+
+# start_cluster_node SERVER PORT DIR LAVIK_BINARY: a cluster-enabled lavik or redis-server node
+# on PORT (nodes.conf in DIR), started and answering. Sets PORT.
+start_cluster_node() {
+  local server=$1 dir=$3
+  PORT=$2
+  local -a cl=(--cluster-enabled yes --cluster-config-file "$dir/nodes.conf")
+  if [[ $server == lavik ]]; then
+    lavik_command "$4" "$dir" "$LAVIK_THREADS" --no-pin-workers "${cl[@]}"
+  else
+    redis_command "$REDIS_SERVER" "$dir" "${cl[@]}"
+  fi
+  log "starting $server on $HOST:$PORT: ${SERVER_CMD[*]}"
+  launch_server "$dir.out"
+  NODE_PIDS["$server $PORT"]=$SERVER_PID
+  SERVER_NAME=$server wait_ready "start of $server:$PORT"
+}

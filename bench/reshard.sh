@@ -45,17 +45,7 @@ CLK_TCK=$(getconf CLK_TCK)
 
 BENCH_TMP=$(mktemp -d /tmp/lavik-reshard-bench.XXXXXX)
 RAW_DIR=$BENCH_TMP
-declare -A NODE_PIDS=()  # "<server> <port>" -> pid
-cleanup() {
-  local k
-  for k in "${!NODE_PIDS[@]}"; do
-    stop_lavik "${NODE_PIDS[$k]}" 30 "$k"
-  done
-  rm -rf "$BENCH_TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+track_nodes "$BENCH_TMP"
 snapshot_lavik
 
 node_ports() {  # server -> its two ports
@@ -65,20 +55,9 @@ node_ports() {  # server -> its two ports
 }
 
 start_nodes() {
-  local server=$1 p dir
+  local server=$1 p
   for p in $(node_ports "$server"); do
-    PORT=$p
-    dir=$BENCH_TMP/$server-$p
-    local -a cl=(--cluster-enabled yes --cluster-config-file "$dir/nodes.conf")
-    if [[ $server == lavik ]]; then
-      lavik_command "$LAVIK_RUN" "$dir" "$LAVIK_THREADS" --no-pin-workers "${cl[@]}"
-    else
-      redis_command "$REDIS_SERVER" "$dir" "${cl[@]}"
-    fi
-    log "starting $server on $HOST:$PORT"
-    launch_server "$dir.out"
-    NODE_PIDS["$server $p"]=$SERVER_PID
-    SERVER_NAME=$server wait_ready "start of $server:$p"
+    start_cluster_node "$server" "$p" "$BENCH_TMP/$server-$p" "$LAVIK_RUN"
   done
   local a b i
   read -r a b <<<"$(node_ports "$server")"
