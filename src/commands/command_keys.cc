@@ -366,7 +366,16 @@ bool StoredKeyArgs(const CommandSpec& spec, std::span<const std::string_view> ar
 }
 
 bool CommandHasKeys(const CommandSpec& spec) {
-  return spec.first_key > 0 || (spec.flags & kCmdMovableKeys) || !SpecsOf(spec.name).empty();
+  // As Redis's doesCommandHaveKeys: a command whose only arguments of the kind are channels
+  // (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE: key specs marked not_key) has none.
+  const std::string_view specs = SpecsOf(spec.name);
+  return spec.first_key > 0 || (spec.flags & kCmdMovableKeys) ||
+         (!specs.empty() && specs != "not_key");
+}
+
+KeyRange LegacyKeyRange(const CommandSpec& spec) {
+  if (SpecsOf(spec.name) != "not_key") return {spec.first_key, spec.last_key, spec.key_step};
+  return {1, spec.arity < 0 ? -1 : spec.arity - 2, 1};
 }
 
 bool KeysAreOptional(const CommandSpec& spec) { return IsScript(spec.name); }

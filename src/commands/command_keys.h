@@ -34,8 +34,17 @@ bool CommandKeys(const CommandSpec& spec, std::span<const std::string_view> args
 bool StoredKeyArgs(const CommandSpec& spec, std::span<const std::string_view> args, int db,
                    std::string* arena, std::vector<std::string_view>* out);
 
-// True if the command can name keys at all (fixed positions, movable keys or a key spec).
+// True if the command can name keys at all (fixed positions, movable keys or a key spec that is
+// not a channel's).
 bool CommandHasKeys(const CommandSpec& spec);
+
+// COMMAND INFO's first / last / step: the table's, except for the shard-channel commands, whose
+// channels Redis's legacy range covers (1 1 1, or 1 -1 1 for a variadic one) though no key is
+// stored there; the rest of Lavik (ACL, routing, databases) sees no keys in them.
+struct KeyRange {
+  int first, last, step;
+};
+KeyRange LegacyKeyRange(const CommandSpec& spec);
 
 // True for commands whose calls may name no key (EVAL, FCALL: Redis's no_mandatory_keys).
 bool KeysAreOptional(const CommandSpec& spec);

@@ -8,6 +8,7 @@
 #include "base/ascii.h"
 #include "base/clock.h"
 #include "client/client_state.h"
+#include "commands/command_keys.h"
 #include "commands/command_table.h"
 #include "protocol/errors.h"
 #include "runtime/shard_hop.h"
@@ -189,9 +190,10 @@ void ReplyCommandInfo(ReplyWriter& w, const CommandSpec& spec) {
   for (const FlagName& f : kFlagNames) {
     if (spec.flags & f.flag) w.Simple(f.name);
   }
-  w.Integer(spec.first_key);
-  w.Integer(spec.last_key);
-  w.Integer(spec.key_step);
+  const KeyRange range = LegacyKeyRange(spec);
+  w.Integer(range.first);
+  w.Integer(range.last);
+  w.Integer(range.step);
   std::vector<std::string_view> cats = Words(spec.acl_categories);
   w.Set(cats.size());
   for (std::string_view c : cats) w.Simple(c);

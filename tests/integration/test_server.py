@@ -183,6 +183,21 @@ def test_command_info_get(raw):
     assert entry[3:6] == [1, 1, 1]  # first key, last key, step
 
 
+@pytest.mark.parametrize("name,arity,positions", [
+    ("spublish", 3, [1, 1, 1]),
+    ("ssubscribe", -2, [1, -1, 1]),
+    ("sunsubscribe", -1, [1, -1, 1]),
+])
+def test_command_info_shard_channel_positions(raw, name, arity, positions):
+    """A shard channel sits where a key would (Redis's legacy range covers it), though it is no
+    key: COMMAND GETKEYS finds none."""
+    c = raw()
+    entry = c.cmd("COMMAND", "INFO", name)[0]
+    assert entry[1] == arity and entry[3:6] == positions
+    assert c.cmd("COMMAND", "GETKEYS", name, "ch", "msg") == RespError(
+        "ERR The command has no key arguments")
+
+
 def test_command_info_set_and_missing(raw):
     c = raw()
     reply = c.cmd("COMMAND", "INFO", "set", "no-such-command")
