@@ -30,8 +30,8 @@
 namespace lavik {
 namespace {
 
-constexpr size_t kSliceEntries = 128;          // index entries per slice of the walk
-constexpr size_t kWalkReads = 32;              // a slice's keys read at once (device queue depth)
+constexpr size_t kSliceEntries = 512;          // index entries per slice of the walk
+constexpr size_t kWalkReads = 64;              // a slice's keys read at once (device queue depth)
 constexpr uint64_t kWalkBytes = 4 << 20;       // and their records' bytes, about
 constexpr size_t kWriteBytes = 1 << 20;        // output is written in pieces of about this size
 constexpr uint64_t kWritebackBytes = 8 << 20;  // start the kernel's write-back this often
