@@ -52,6 +52,9 @@ struct Context {
   bool cluster_asking = false;
   // Replication (commands/propagate.h): set only once a replica has attached.
   ReplCall* repl = nullptr;
+  // Sent by our master (a replica applying its stream): as Redis's mustObeyClient, what the
+  // master already checked is not refused again (XADD/XTRIM's exact trim with LIMIT).
+  bool from_master = false;
 };
 
 using Handler = Task (*)(Context& ctx);

@@ -194,7 +194,8 @@ bool IsBatch(const CommandSpec& spec) {
 }
 
 void AppendEffect(const CommandSpec& spec, std::span<const std::string_view> stored, int db,
-                  int64_t now_ms, std::string_view reply, std::vector<ReplOp>* ops) {
+                  int64_t now_ms, std::string_view reply, std::vector<ReplOp>* ops,
+                  std::string_view trim_to) {
   // The client's form of the keys (only database 0 keys without the prefix are stored as is).
   std::vector<std::string_view> args(stored.begin(), stored.end());
   bool prefixed = db != 0;
@@ -334,24 +335,45 @@ void AppendEffect(const CommandSpec& spec, std::span<const std::string_view> sto
     Emit(ops, ldb, b.Resp());
     return;
   }
-  if (name == "xadd") {
-    const Value v = Parse(reply);
-    if (v.nil || v.array) return;
+  if (name == "xadd" || name == "xtrim") {
+    // XADD's id → the one it made; a "~" trim → "=" and the threshold it left, without LIMIT
+    // (Redis's streamRewriteApproxSpecifier / streamRewriteTrimArgument; its replicas ignore the
+    // LIMIT it keeps, ours too, but dropping it lets any replica take the command).
+    const bool xadd = name == "xadd";
+    Value v;
+    if (xadd) {
+      v = Parse(reply);
+      if (v.nil || v.array) return;
+    }
+    std::vector<std::string_view> out(args.begin(), args.begin() + std::min<size_t>(argc, 2));
     size_t i = 2;
     while (i < argc) {
       const std::string_view o = args[i];
       if (Is(o, "nomkstream")) {
+        out.push_back(o);
         ++i;
-      } else if (Is(o, "maxlen") || Is(o, "minid")) {
-        i += (i + 1 < argc && (args[i + 1] == "~" || args[i + 1] == "=")) ? 3 : 2;
-      } else if (Is(o, "limit")) {
+      } else if ((Is(o, "maxlen") || Is(o, "minid")) && i + 1 < argc) {
+        const bool op = args[i + 1] == "~" || args[i + 1] == "=";
+        const bool exact = op && args[i + 1] == "~" && !trim_to.empty() && i + 2 < argc;
+        out.push_back(o);
+        if (op) out.push_back(exact ? std::string_view("=") : args[i + 1]);
+        const size_t at = i + (op ? 2 : 1);
+        if (at < argc) out.push_back(exact ? trim_to : args[at]);
+        i = at + 1;
+      } else if (Is(o, "limit") && i + 1 < argc) {
+        if (trim_to.empty()) out.insert(out.end(), {o, args[i + 1]});
         i += 2;
       } else {
         break;
       }
     }
-    if (i < argc) args[i] = v.str;
-    Emit(ops, ldb, Resp(args));
+    if (xadd && i < argc) {
+      out.push_back(v.str);
+      ++i;
+    }
+    out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(std::min(i, argc)),
+               args.end());
+    Emit(ops, ldb, Resp(out));
     return;
   }
   if (name == "blpop" || name == "brpop" || name == "bzpopmin" || name == "bzpopmax") {
@@ -403,7 +425,7 @@ void Finish(Context& ctx, bool changed, std::string_view reply) {
   if (call->batch) {
     ops = std::move(call->ops);
   } else if (changed) {
-    AppendEffect(*ctx.spec, ctx.args, ctx.db, ctx.now_ms, reply, &ops);
+    AppendEffect(*ctx.spec, ctx.args, ctx.db, ctx.now_ms, reply, &ops, call->trim_to);
   }
   uint64_t seq = call->seq;
   if (seq != 0 || !ops.empty()) {

@@ -48,6 +48,10 @@ struct ReplCall {
   std::string reply;           // the reply, captured for the rewrites that need it
   std::string* out = nullptr;  // where the captured reply then goes
   bool by_dirty = false;       // a single-shard command: changed = the store's count moved
+  // XADD/XTRIM with "~": the exact threshold the trim left (the stream's length for MAXLEN, its
+  // first entry's id for MINID), sent instead with "=" (Redis's streamRewriteTrimArgument).
+  // Set by the command, taken by the command's effect.
+  std::string trim_to;
 };
 
 namespace repl {
@@ -94,9 +98,11 @@ bool NeedsReply(const CommandSpec& spec);
 bool IsBatch(const CommandSpec& spec);
 
 // Appends the effect of a command that ran and changed data to *ops; `args` are in stored form
-// for physical database `db` (base/db_key.h), `reply` its RESP reply (for NeedsReply commands).
+// for physical database `db` (base/db_key.h), `reply` its RESP reply (for NeedsReply commands),
+// `trim_to` the command's ReplCall::trim_to.
 void AppendEffect(const CommandSpec& spec, std::span<const std::string_view> args, int db,
-                  int64_t now_ms, std::string_view reply, std::vector<ReplOp>* ops);
+                  int64_t now_ms, std::string_view reply, std::vector<ReplOp>* ops,
+                  std::string_view trim_to = {});
 
 // A top-level command finished (on the worker that owns its keys, or at home for the rest):
 // pushes its entry, if it changed data or took a number, and frees ctx.repl.

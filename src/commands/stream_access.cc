@@ -5,6 +5,7 @@
 
 #include "base/ascii.h"
 #include "base/numbers.h"
+#include "commands/propagate.h"
 #include "config/live_settings.h"
 
 namespace lavik {
@@ -129,7 +130,7 @@ bool ParseTrimArgsOrReply(Context& ctx, bool xadd, TrimArgs* a) {
         "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
     return false;
   }
-  if (a->limit_given) {
+  if (a->limit_given && !ctx.from_master) {
     if (!a->approx) {
       ctx.reply->Error("ERR syntax error, LIMIT cannot be used without the special ~ option");
       return false;
@@ -143,7 +144,17 @@ bool ParseTrimArgsOrReply(Context& ctx, bool xadd, TrimArgs* a) {
                                     : kDefaultLimitUnbounded;
     a->limit = a->approx ? nodes_limit : 0;
   }
+  // From our master (Redis's mustObeyClient): no LIMIT is enforced; its "~" trims were sent
+  // as the exact result already.
+  if (ctx.from_master) a->limit = 0;
   return true;
+}
+
+void NoteExactTrim(Context& ctx, const TrimArgs& a, uint64_t length, const StreamId* first) {
+  if (ctx.repl == nullptr || !a.approx) return;
+  ctx.repl->trim_to = a.strategy == TrimArgs::Strategy::kMaxLen
+                          ? std::to_string(length)
+                          : (first != nullptr ? *first : kMaxStreamId).ToString();
 }
 
 uint64_t FirstNodeEntries(const TrimArgs& a, uint64_t length, uint64_t entries_added) {

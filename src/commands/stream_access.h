@@ -128,6 +128,10 @@ struct TrimArgs {
 
 // The options of XADD (xadd = true: up to and including the id) or XTRIM, from args[2].
 bool ParseTrimArgsOrReply(Context& ctx, bool xadd, TrimArgs* a);
+// After a "~" trim, while replication is on: the exact threshold it left goes with the command
+// (ReplCall::trim_to) — the stream's `length` for MAXLEN, its `first` entry's id for MINID (the
+// largest id when it is empty, as Redis's streamGetEdgeID).
+void NoteExactTrim(Context& ctx, const TrimArgs& a, uint64_t length, const StreamId* first);
 // Trims `s` as Redis's streamTrim does (with ~, whole nodes only, and no node that would take
 // the count past LIMIT); returns the number of entries removed.
 int64_t TrimStream(Stream* s, const TrimArgs& a);

@@ -112,7 +112,10 @@ Task XAddAppend(Context& ctx, const TrimArgs& a, size_t field_pos, bool* decode)
       ctx.reply->Error(error);
       co_return;
     }
-    if (applied) break;
+    if (applied) {
+      NoteExactTrim(ctx, a, length + 1, nullptr);  // a "~" MAXLEN that removed nothing
+      break;
+    }
   }
   NotifyKeyspaceEvent(kNotifyStream, "xadd", key);
   SignalStreamReady(ctx.shards->local(), key);
@@ -162,6 +165,7 @@ Task XAdd(Context& ctx) {
     s->last_id = added;
     ++s->entries_added;
     trimmed = TrimStream(s, a);
+    NoteExactTrim(ctx, a, s->entries.size(), s->entries.empty() ? nullptr : &s->entries[0].id);
     return Rewrite::kWrite;
   });
   if (!ok) co_return;
@@ -303,6 +307,7 @@ Task XTrim(Context& ctx) {
   int64_t deleted = 0;
   bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
     deleted = exists ? TrimStream(s, a) : 0;
+    NoteExactTrim(ctx, a, s->entries.size(), s->entries.empty() ? nullptr : &s->entries[0].id);
     return deleted > 0 ? Rewrite::kWrite : Rewrite::kUnchanged;
   });
   if (ok && deleted > 0) NotifyKeyspaceEvent(kNotifyStream, "xtrim", ctx.args[1]);

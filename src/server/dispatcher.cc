@@ -431,6 +431,7 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   ctx.client_id = cl->id;
   ctx.db = db;
   ctx.in_script = false;
+  ctx.from_master = cl->master;
   cl->cmd_errors = cl->writer.errors();
   if (ctx.cluster_routes != 0 && ClusterRunRejects(ctx, args)) {
     obs_->CommandDone(cl->conn->worker()->id(), spec, cl, cl->cmd_args, cl->cmd_start_ns, true);
@@ -489,6 +490,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   m->ctx.spec = spec;
   m->ctx.client_id = cl->id;
   m->ctx.db = db;
+  m->ctx.from_master = cl->master;
   m->ctx.cluster_open = cl->ctx.cluster_open;
   m->ctx.cluster_routes = cl->ctx.cluster_routes;
   m->ctx.cluster_asking = cl->ctx.cluster_asking;

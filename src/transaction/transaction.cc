@@ -312,6 +312,7 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
   c.in_exec = true;
   c.db = exec.db;
   c.in_script = exec.in_script;
+  c.from_master = exec.from_master;
   if (exec.client != nullptr && exec.client->tracking != nullptr && services.track_held) {
     services.track_held(services, *exec.shards, exec.client, *spec, argv);  // CLIENT TRACKING
   }
@@ -352,8 +353,10 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
     const bool changed = shard >= 0 ? dirtied != 0 : w->errors() == errors;
     if (changed) {
       repl::AppendEffect(*spec, argv, c.db, c.now_ms,
-                         std::string_view(*w->output()).substr(reply_at), &c.repl->ops);
+                         std::string_view(*w->output()).substr(reply_at), &c.repl->ops,
+                         c.repl->trim_to);
     }
+    c.repl->trim_to.clear();  // XADD/XTRIM's, for this command only
   }
   if (spec->name == "select") exec.db = c.db;  // the rest of the EXEC or script runs there
   services.worker_stats[home]->commands.Add();
