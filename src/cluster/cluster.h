@@ -121,6 +121,7 @@ class Cluster {
     bool replica_no_failover = false;     // cluster-replica-no-failover
     int replica_validity_factor = 10;     // cluster-replica-validity-factor
     int repl_ping_period_s = 10;          // repl-ping-replica-period
+    int migration_barrier = 1;            // cluster-migration-barrier
   };
   explicit Cluster(Options options);
   ~Cluster();
@@ -137,6 +138,11 @@ class Cluster {
   void SetAnnounceHostname(std::string h);
   void SetRequireFullCoverage(bool on);
   void SetAllowReadsWhenDown(bool on);
+  void SetReplicaNoFailover(bool on);  // also myself's `nofailover` flag, as Redis
+  void SetReplicaValidityFactor(int factor);
+  void SetAllowReplicaMigration(bool on);
+  void SetMigrationBarrier(int barrier);
+  void SetReplPingPeriod(int seconds);
 
   // --- Request path ---
   // The routing table this thread saw last, refreshed when the cluster published a new one.

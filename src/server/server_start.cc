@@ -107,6 +107,7 @@ bool Server::StartCluster(std::string* error) {
   o.replica_no_failover = ConfigValue("cluster-replica-no-failover") == "yes";
   o.replica_validity_factor = static_cast<int>(num("cluster-replica-validity-factor"));
   o.repl_ping_period_s = static_cast<int>(num("repl-ping-replica-period"));
+  o.migration_barrier = static_cast<int>(num("cluster-migration-barrier"));
   cluster_ = std::make_unique<Cluster>(std::move(o));
   if (!cluster_->Start(error)) return false;
   services_.cluster = cluster_.get();
@@ -133,6 +134,24 @@ bool Server::StartCluster(std::string* error) {
     c->SetAllowReadsWhenDown(v == "yes");
     return Status::Ok();
   });
+  registry_.OnChange("cluster-replica-no-failover", [c](std::string_view v) {
+    c->SetReplicaNoFailover(v == "yes");
+    return Status::Ok();
+  });
+  registry_.OnChange("cluster-allow-replica-migration", [c](std::string_view v) {
+    c->SetAllowReplicaMigration(v == "yes");
+    return Status::Ok();
+  });
+  const auto int_hook = [c](void (Cluster::*set)(int)) {
+    return [c, set](std::string_view v) {
+      (c->*set)(std::atoi(std::string(v).c_str()));
+      return Status::Ok();
+    };
+  };
+  registry_.OnChange("cluster-replica-validity-factor",
+                     int_hook(&Cluster::SetReplicaValidityFactor));
+  registry_.OnChange("cluster-migration-barrier", int_hook(&Cluster::SetMigrationBarrier));
+  registry_.OnChange("repl-ping-replica-period", int_hook(&Cluster::SetReplPingPeriod));
   return true;
 }
 

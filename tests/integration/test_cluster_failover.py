@@ -575,3 +575,28 @@ def test_shard_channels_reach_the_shards_replicas(six):
     finally:
         for conn, _ in subs.values():
             conn.close()
+
+
+def test_replica_no_failover_is_live(six):
+    """CONFIG SET cluster-replica-no-failover takes effect at once (Redis's
+    clusterUpdateMyselfFlags): the `nofailover` flag reaches the other nodes, the replica of a
+    failed master stays a replica, and setting it back to no lets it fail over."""
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    others = [c for c in clients if c is not master and c is not replica]
+    # A replica that never synced has no data recent enough to be a candidate.
+    wait_for("the replica's link", lambda: replica_linked(replica))
+    assert replica.config_set("cluster-replica-no-failover", "yes")
+    wait_for("the nofailover flag at the others",
+             lambda: all("nofailover" in nodes_table(c)[replica_id][0] for c in others),
+             timeout=10)
+    nodes[clients.index(master)].kill()
+    wait_for("its master's FAIL", lambda: "fail" in nodes_table(replica)[master_id][0],
+             timeout=15)
+    time.sleep(3)  # an election (rank 0: within 1 s of FAIL) would have been won by now
+    assert "slave" in nodes_table(replica)[replica_id][0]
+    assert info(replica)["cluster_state"] == "fail"
+    assert replica.config_set("cluster-replica-no-failover", "no")
+    wait_for("the promotion", lambda: "master" in nodes_table(replica)[replica_id][0] and
+             all(info(c)["cluster_state"] == "ok" for c in others + [replica]), timeout=20)
+    assert "nofailover" not in nodes_table(replica)[replica_id][0]
