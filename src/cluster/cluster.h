@@ -111,10 +111,11 @@ class Cluster {
     std::function<void(const std::string& host, int port)> follow;
     std::function<void()> promote;
     std::function<int64_t()> repl_data_age_ms;
-    // A master during a manual failover: pause client writes until the time given (ms), end
-    // the pause; and whether every write applied so far is in the replication stream (so the
-    // offset sent to the replica is final).
-    std::function<void(int64_t until_ms)> pause_writes;
+    // A master during a manual failover: pause client writes (a pause of its own, apart from
+    // CLIENT PAUSE; the cluster lifts it when the failover ends or times out), end the pause;
+    // and whether every write applied so far is in the replication stream (so the offset sent
+    // to the replica is final).
+    std::function<void()> pause_writes;
     std::function<void()> unpause_writes;
     std::function<bool()> repl_settled;
     bool allow_replica_migration = true;  // cluster-allow-replica-migration

@@ -26,7 +26,6 @@ namespace {
 
 constexpr int64_t kCronMs = 100;
 constexpr int64_t kMfTimeoutMs = 5000;  // CLUSTER_MF_TIMEOUT
-constexpr int64_t kMfPauseMult = 2;     // CLUSTER_MF_PAUSE_MULT
 
 std::string PeerIp(int fd, bool local) {
   sockaddr_storage ss{};
@@ -633,9 +632,7 @@ void Cluster::Process(Link* l, const Message& m, int64_t now) {
     mf_end_ = now + kMfTimeoutMs;
     mf_replica_ = sender;
     mf_paused_ms_ = now;
-    if (opt_.pause_writes) {
-      Defer([f = opt_.pause_writes, until = now + kMfTimeoutMs * kMfPauseMult] { f(until); });
-    }
+    if (opt_.pause_writes) Defer(opt_.pause_writes);
     LogNotice("Manual failover requested by replica " + sender->name + ".");
     SendPing(sender->link != nullptr ? sender->link : l, cluster::kPing, now);
   } else if (type == cluster::kUpdate) {

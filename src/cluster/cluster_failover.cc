@@ -285,9 +285,9 @@ void Cluster::ManualFailoverCheckTimeout(int64_t now) {
 
 void Cluster::HandleManualFailover() {
   if (mf_end_ == 0 || mf_can_start_ || mf_master_offset_ == -1) return;
-  // Redis waits for equality; Lavik's master may add a PING to the stream after it reported
-  // its offset, so at least that offset is what counts.
-  if (int64_t(MyReplOffset()) >= mf_master_offset_) {
+  // As Redis: the offset the paused master reported, exactly (its replication PINGs and
+  // GETACKs wait while it is paused, so nothing follows that offset in its stream).
+  if (int64_t(MyReplOffset()) == mf_master_offset_) {
     mf_can_start_ = true;
     LogNotice("All master replication stream processed, manual failover can start.");
     handle_failover_ = true;

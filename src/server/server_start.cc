@@ -94,13 +94,15 @@ bool Server::StartCluster(std::string* error) {
   o.follow = [this](const std::string& host, int port) { replica_->Follow(host, port); };
   o.promote = [this] { replica_->Promote(); };
   o.repl_data_age_ms = [this] { return replica_->DataAgeMs(); };
-  o.pause_writes = [this](int64_t until_ms) {
+  // The manual failover's own write pause (Redis's PAUSE_DURING_FAILOVER), apart from CLIENT
+  // PAUSE: neither ends the other. The cluster lifts it when the failover ends or times out.
+  o.pause_writes = [this] {
     master_->SetFailoverPause(true);
-    hub_->Pause(until_ms, false);
+    hub_->PauseForFailover(true);
   };
   o.unpause_writes = [this] {
     master_->SetFailoverPause(false);
-    hub_->Unpause();
+    hub_->PauseForFailover(false);
   };
   o.repl_settled = [this] { return master_->StreamSettled(); };
   o.allow_replica_migration = ConfigValue("cluster-allow-replica-migration") == "yes";

@@ -600,3 +600,39 @@ def test_replica_no_failover_is_live(six):
     wait_for("the promotion", lambda: "master" in nodes_table(replica)[replica_id][0] and
              all(info(c)["cluster_state"] == "ok" for c in others + [replica]), timeout=20)
     assert "nofailover" not in nodes_table(replica)[replica_id][0]
+
+
+def test_manual_failover_keeps_a_clients_pause(six):
+    """The master's pause during CLUSTER FAILOVER is its own (Redis's PAUSE_DURING_FAILOVER):
+    when the failover ends, a CLIENT PAUSE WRITE a user set before it is still in force. A
+    PUBLISH (no keys, so no MOVED; paused with writes) on the old master shows it."""
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    wait_for("the replica's link", lambda: replica_linked(replica))
+    started = time.monotonic()
+    assert master.execute_command("CLIENT", "PAUSE", 30000, "WRITE") == "OK"
+    assert replica.execute_command("CLUSTER", "FAILOVER") == "OK"
+    wait_for("the manual failover",
+             lambda: "master" in nodes_table(replica)[replica_id][0] and
+             nodes_table(master)[master_id][1] == replica_id, timeout=15)
+    done = {}
+
+    def publish():
+        with RawConn(master.connection_pool.connection_kwargs["port"], timeout=40) as c:
+            c.send_command("PUBLISH", "ch", "m")
+            done["reply"] = c.reply()
+            done["at"] = time.monotonic()
+
+    t = threading.Thread(target=publish)
+    t.start()
+    try:
+        t.join(timeout=2)
+        assert "reply" not in done  # still paused by the user's CLIENT PAUSE
+        assert time.monotonic() - started < 25  # ... well before it would have run out
+        unpaused = time.monotonic()
+        assert master.execute_command("CLIENT", "UNPAUSE") == "OK"
+        t.join(timeout=10)
+        assert done.get("reply") == 0 and done["at"] >= unpaused
+    finally:
+        master.execute_command("CLIENT", "UNPAUSE")
+        t.join(timeout=40)
