@@ -53,7 +53,8 @@ struct Node {
   SlotBitmap slots{};
   int numslots = 0;
   int64_t ctime = 0, ping_sent = 0, pong_received = 0, data_received = 0, fail_time = 0;
-  int64_t voted_time = 0;  // a master: when this node last voted for one of its replicas
+  int64_t voted_time = 0;     // a master: when this node last voted for one of its replicas
+  int64_t orphaned_time = 0;  // a master: since when it has had no working replica (0: has)
   std::map<std::string, int64_t> fail_reports;  // reporter's name -> last report (ms)
   Link* link = nullptr;                         // outbound
   Link* inbound = nullptr;                      // accepted from it
@@ -245,6 +246,8 @@ class Cluster {
   int ReplicaRank();              // clusterGetSlaveRank
   void HandleReplicaFailover(int64_t now);
   void HandleManualFailover();
+  void HandleReplicaMigration(
+      int64_t now);  // clusterCron's orphan count + clusterHandleSlaveMigration
   void ManualFailoverCheckTimeout(int64_t now);
   void ResetManualFailover();
   void RequestFailoverAuth();

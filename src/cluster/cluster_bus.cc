@@ -837,6 +837,7 @@ void Cluster::Cron(int64_t now) {
     HandleManualFailover();
     HandleReplicaFailover(now);
   }
+  HandleReplicaMigration(now);
   if (update || state_ != 0 || cron_iteration_ % 10 == 0) UpdateState();
 }
 

@@ -636,3 +636,50 @@ def test_manual_failover_keeps_a_clients_pause(six):
     finally:
         master.execute_command("CLIENT", "UNPAUSE")
         t.join(timeout=40)
+
+
+def test_replica_migrates_to_an_orphaned_master(six, tmp_path):
+    """Replica migration (Redis's clusterHandleSlaveMigration): a master with two working
+    replicas (more than cluster-migration-barrier 1) gives one to a master whose only replica
+    failed — the one with the smaller node id, once the orphan has been seen for 5 s. A
+    migration barrier of 2, set live, keeps both at home first."""
+    nodes, clients, ps = six
+    r = roles(clients)
+    ids = by_id(clients)
+    masters = sorted(i for i, m in r.items() if m is None)
+    rich, poor = masters[0], masters[1]
+    (poor_replica,) = [i for i, m in r.items() if m == poor]
+    (first,) = [i for i, m in r.items() if m == rich]
+    (port,) = ports(1)
+    nodes.append(start_node(tmp_path, port))
+    extra = nodes[-1].client()
+    clients.append(extra)
+    assert extra.execute_command("CLUSTER", "MEET", "127.0.0.1", ps[0]) in ("OK", True)
+    wait_for("the new node to know the cluster", lambda: agreed([extra], 7) or None)
+    assert extra.execute_command("CLUSTER", "REPLICATE", rich) in ("OK", True)
+    second = extra.execute_command("CLUSTER", "MYID")
+    ids[second] = extra
+    wait_for("agreement", lambda: agreed(clients, 7))
+    for i in (first, second):
+        wait_for("the rich master's replicas' links", lambda: replica_linked(ids[i]))
+    mover, stayer = sorted((first, second))
+    for i in (first, second):
+        assert ids[i].config_set("cluster-migration-barrier", 2)
+    started = time.monotonic()
+    victim = clients.index(ids[poor_replica])
+    nodes[victim].kill()
+    others = [c for i, c in enumerate(clients) if i != victim]
+    wait_for("the poor master's replica's FAIL",
+             lambda: all("fail" in nodes_table(c)[poor_replica][0] for c in others), timeout=15)
+    time.sleep(max(0.0, started + 8.0 - time.monotonic()))  # past the 5 s orphan delay
+    assert nodes_table(ids[mover])[mover][1] == rich  # the barrier held it
+    for i in (first, second):
+        assert ids[i].config_set("cluster-migration-barrier", 1)
+    wait_for("the migration",
+             lambda: nodes_table(ids[mover])[mover][1] == poor and
+             replication(ids[mover])["master_port"] == ids[poor].connection_pool
+             .connection_kwargs["port"] and replica_linked(ids[mover]), timeout=15)
+    wait_for("the others to see it",
+             lambda: all(nodes_table(c)[mover][1] == poor for c in others), timeout=10)
+    assert nodes_table(ids[stayer])[stayer][1] == rich
+    assert time.monotonic() - started < 30
