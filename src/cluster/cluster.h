@@ -224,12 +224,6 @@ class Cluster {
   void ReadLink(Link* l, int64_t now);
   void WriteLink(Link* l);
   void CloseLink(Link* l);
-  void Process(Link* l, const cluster::Message& m, int64_t now);
-  void ProcessGossip(const cluster::Message& m, Node* sender, int64_t now);
-  void UpdateSlotsWith(Node* sender, uint64_t sender_epoch, const cluster::SlotBitmap& slots);
-  void HandleEpochCollision(Node* sender);
-  void MarkFailingIfNeeded(Node* n, int64_t now);
-  void ClearFailureIfNeeded(Node* n, int64_t now);
   void Header(uint16_t type, cluster::Message* m);
   void SendPing(Link* l, uint16_t type, int64_t now);
   void SendFail(const std::string& name);
@@ -237,6 +231,14 @@ class Cluster {
   void Send(Link* l, const cluster::Message& m);
   void Broadcast(const cluster::Message& m);
   void Wake();
+
+  // cluster_process.cc (mu_ held): clusterProcessPacket and what it calls.
+  void Process(Link* l, const cluster::Message& m, int64_t now);
+  void ProcessGossip(const cluster::Message& m, Node* sender, int64_t now);
+  void UpdateSlotsWith(Node* sender, uint64_t sender_epoch, const cluster::SlotBitmap& slots);
+  void HandleEpochCollision(Node* sender);
+  void MarkFailingIfNeeded(Node* n, int64_t now);
+  void ClearFailureIfNeeded(Node* n, int64_t now);
 
   // cluster_failover.cc (mu_ held): Redis 7.0's replica roles and failover election.
   Node* MyMaster();               // myself's master when a replica, else null
