@@ -638,11 +638,13 @@ def test_manual_failover_keeps_a_clients_pause(six):
         t.join(timeout=40)
 
 
-def test_replica_migrates_to_an_orphaned_master(six, tmp_path):
+@pytest.mark.parametrize("extra_is_redis", [False, True])
+def test_replica_migrates_to_an_orphaned_master(six, tmp_path, extra_is_redis):
     """Replica migration (Redis's clusterHandleSlaveMigration): a master with two working
     replicas (more than cluster-migration-barrier 1) gives one to a master whose only replica
     failed — the one with the smaller node id, once the orphan has been seen for 5 s. A
-    migration barrier of 2, set live, keeps both at home first."""
+    migration barrier of 2, set live, keeps both at home first. extra_is_redis: the second
+    replica is a redis-server (both replicas must agree which of them moves)."""
     nodes, clients, ps = six
     r = roles(clients)
     ids = by_id(clients)
@@ -651,7 +653,7 @@ def test_replica_migrates_to_an_orphaned_master(six, tmp_path):
     (poor_replica,) = [i for i, m in r.items() if m == poor]
     (first,) = [i for i, m in r.items() if m == rich]
     (port,) = ports(1)
-    nodes.append(start_node(tmp_path, port))
+    nodes.append(start_node(tmp_path, port, redis_server=extra_is_redis))
     extra = nodes[-1].client()
     clients.append(extra)
     assert extra.execute_command("CLUSTER", "MEET", "127.0.0.1", ps[0]) in ("OK", True)
@@ -683,3 +685,27 @@ def test_replica_migrates_to_an_orphaned_master(six, tmp_path):
              lambda: all(nodes_table(c)[mover][1] == poor for c in others), timeout=10)
     assert nodes_table(ids[stayer])[stayer][1] == rich
     assert time.monotonic() - started < 30
+
+
+def test_replica_validity_factor_is_live(six):
+    """CONFIG SET cluster-replica-validity-factor and repl-ping-replica-period reach the
+    election at once: with 1 and 1 s, a replica whose master died 8 s ago (data older than
+    1 s + node timeout × 1 past the node timeout) is no candidate; with factor 0 (always a
+    candidate) it fails over."""
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    wait_for("the replica's link", lambda: replica_linked(replica))
+    assert replica.config_set("cluster-replica-no-failover", "yes")
+    killed = time.monotonic()
+    nodes[clients.index(master)].kill()
+    wait_for("its master's FAIL", lambda: "fail" in nodes_table(replica)[master_id][0],
+             timeout=15)
+    assert replica.config_set("cluster-replica-validity-factor", 1)
+    assert replica.config_set("repl-ping-replica-period", 1)
+    time.sleep(max(0.0, killed + 8.0 - time.monotonic()))
+    assert replica.config_set("cluster-replica-no-failover", "no")
+    time.sleep(3)  # a candidate would have won by now
+    assert "slave" in nodes_table(replica)[replica_id][0]
+    assert replica.config_set("cluster-replica-validity-factor", 0)
+    wait_for("the promotion", lambda: "master" in nodes_table(replica)[replica_id][0],
+             timeout=20)
