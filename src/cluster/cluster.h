@@ -53,7 +53,8 @@ struct Node {
   SlotBitmap slots{};
   int numslots = 0;
   int64_t ctime = 0, ping_sent = 0, pong_received = 0, data_received = 0, fail_time = 0;
-  int64_t voted_time = 0;  // a master: when this node last voted for one of its replicas
+  int64_t voted_time = 0;     // a master: when this node last voted for one of its replicas
+  int64_t orphaned_time = 0;  // a master: since when it has had no working replica (0: has)
   std::map<std::string, int64_t> fail_reports;  // reporter's name -> last report (ms)
   Link* link = nullptr;                         // outbound
   Link* inbound = nullptr;                      // accepted from it
@@ -111,16 +112,18 @@ class Cluster {
     std::function<void(const std::string& host, int port)> follow;
     std::function<void()> promote;
     std::function<int64_t()> repl_data_age_ms;
-    // A master during a manual failover: pause client writes until the time given (ms), end
-    // the pause; and whether every write applied so far is in the replication stream (so the
-    // offset sent to the replica is final).
-    std::function<void(int64_t until_ms)> pause_writes;
+    // A master during a manual failover: pause client writes (a pause of its own, apart from
+    // CLIENT PAUSE; the cluster lifts it when the failover ends or times out), end the pause;
+    // and whether every write applied so far is in the replication stream (so the offset sent
+    // to the replica is final).
+    std::function<void()> pause_writes;
     std::function<void()> unpause_writes;
     std::function<bool()> repl_settled;
     bool allow_replica_migration = true;  // cluster-allow-replica-migration
     bool replica_no_failover = false;     // cluster-replica-no-failover
     int replica_validity_factor = 10;     // cluster-replica-validity-factor
     int repl_ping_period_s = 10;          // repl-ping-replica-period
+    int migration_barrier = 1;            // cluster-migration-barrier
   };
   explicit Cluster(Options options);
   ~Cluster();
@@ -137,6 +140,11 @@ class Cluster {
   void SetAnnounceHostname(std::string h);
   void SetRequireFullCoverage(bool on);
   void SetAllowReadsWhenDown(bool on);
+  void SetReplicaNoFailover(bool on);  // also myself's `nofailover` flag, as Redis
+  void SetReplicaValidityFactor(int factor);
+  void SetAllowReplicaMigration(bool on);
+  void SetMigrationBarrier(int barrier);
+  void SetReplPingPeriod(int seconds);
 
   // --- Request path ---
   // The routing table this thread saw last, refreshed when the cluster published a new one.
@@ -216,12 +224,6 @@ class Cluster {
   void ReadLink(Link* l, int64_t now);
   void WriteLink(Link* l);
   void CloseLink(Link* l);
-  void Process(Link* l, const cluster::Message& m, int64_t now);
-  void ProcessGossip(const cluster::Message& m, Node* sender, int64_t now);
-  void UpdateSlotsWith(Node* sender, uint64_t sender_epoch, const cluster::SlotBitmap& slots);
-  void HandleEpochCollision(Node* sender);
-  void MarkFailingIfNeeded(Node* n, int64_t now);
-  void ClearFailureIfNeeded(Node* n, int64_t now);
   void Header(uint16_t type, cluster::Message* m);
   void SendPing(Link* l, uint16_t type, int64_t now);
   void SendFail(const std::string& name);
@@ -229,6 +231,14 @@ class Cluster {
   void Send(Link* l, const cluster::Message& m);
   void Broadcast(const cluster::Message& m);
   void Wake();
+
+  // cluster_process.cc (mu_ held): clusterProcessPacket and what it calls.
+  void Process(Link* l, const cluster::Message& m, int64_t now);
+  void ProcessGossip(const cluster::Message& m, Node* sender, int64_t now);
+  void UpdateSlotsWith(Node* sender, uint64_t sender_epoch, const cluster::SlotBitmap& slots);
+  void HandleEpochCollision(Node* sender);
+  void MarkFailingIfNeeded(Node* n, int64_t now);
+  void ClearFailureIfNeeded(Node* n, int64_t now);
 
   // cluster_failover.cc (mu_ held): Redis 7.0's replica roles and failover election.
   Node* MyMaster();               // myself's master when a replica, else null
@@ -238,6 +248,8 @@ class Cluster {
   int ReplicaRank();              // clusterGetSlaveRank
   void HandleReplicaFailover(int64_t now);
   void HandleManualFailover();
+  void HandleReplicaMigration(
+      int64_t now);  // clusterCron's orphan count + clusterHandleSlaveMigration
   void ManualFailoverCheckTimeout(int64_t now);
   void ResetManualFailover();
   void RequestFailoverAuth();

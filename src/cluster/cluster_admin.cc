@@ -61,6 +61,39 @@ void Cluster::SetAllowReadsWhenDown(bool on) {
   if (myself_ != nullptr) Publish();
 }
 
+void Cluster::SetReplicaNoFailover(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  opt_.replica_no_failover = on;
+  if (myself_ == nullptr) return;
+  // clusterUpdateMyselfFlags: the flag the other nodes see (ranks, votes) follows at once.
+  const uint16_t old = myself_->flags;
+  myself_->flags = (myself_->flags & ~cluster::kNoFailover) | (on ? cluster::kNoFailover : 0);
+  if (myself_->flags != old) {
+    save_pending_ = true;
+    UpdateState();
+  }
+}
+
+void Cluster::SetReplicaValidityFactor(int factor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  opt_.replica_validity_factor = factor;
+}
+
+void Cluster::SetAllowReplicaMigration(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  opt_.allow_replica_migration = on;
+}
+
+void Cluster::SetMigrationBarrier(int barrier) {
+  std::lock_guard<std::mutex> lock(mu_);
+  opt_.migration_barrier = barrier;
+}
+
+void Cluster::SetReplPingPeriod(int seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  opt_.repl_ping_period_s = seconds;
+}
+
 void Cluster::Info(std::string* out) {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t assigned = 0, ok = 0, pfail = 0, fail = 0;

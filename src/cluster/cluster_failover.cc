@@ -3,6 +3,8 @@
 // (FAILOVER_AUTH_REQUEST / _ACK, votes by the slot-owning masters), the promotion, and the
 // manual failover (CLUSTER FAILOVER [FORCE|TAKEOVER], MFSTART, the master's pause).
 #include <algorithm>
+#include <map>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -20,6 +22,7 @@ constexpr int64_t kMfTimeoutMs = 5000;  // CLUSTER_MF_TIMEOUT
 // A master reports its offset as final once its writes paused this long and the stream holds
 // every write applied (Lavik's workers apply writes in parallel with the pause taking hold).
 constexpr int64_t kMfSettleMs = 50;
+constexpr int64_t kMigrationDelayMs = 5000;  // CLUSTER_SLAVE_MIGRATION_DELAY
 
 }  // namespace
 
@@ -267,6 +270,69 @@ void Cluster::SendFailoverAuthIfNeeded(Node* node, const Message& req, int64_t n
   LogNotice("Failover auth granted to " + who + " for epoch " + std::to_string(current_epoch_));
 }
 
+void Cluster::HandleReplicaMigration(int64_t now) {
+  // Each master's working replicas (not FAIL), and its replicas by name. A master that has a
+  // replica is one a replica may migrate to when it is left without (Redis sets MIGRATE_TO as
+  // a replica is added; a replica that failed over has it from SetNodeAsMaster).
+  std::map<const Node*, int> working;
+  std::map<const Node*, std::vector<const Node*>> replicas;
+  for (auto& [name, n] : nodes_) {
+    if (!(n->flags & cluster::kSlave) || n->slaveof.empty()) continue;
+    Node* m = FindNode(n->slaveof);
+    if (m == nullptr || !(m->flags & cluster::kMaster)) continue;
+    m->flags |= cluster::kMigrateTo;
+    replicas[m].push_back(n.get());
+    if (!(n->flags & cluster::kFailFlag)) ++working[m];
+  }
+  Node* mine = MyMaster();
+  if (mine == nullptr) return;
+  // clusterCron: orphaned masters (slots, no working replica, MIGRATE_TO), and the most
+  // working replicas any working master has.
+  int orphaned = 0, max_working = 0;
+  for (auto& [name, n] : nodes_) {
+    if (!(n->flags & cluster::kMaster) || (n->flags & cluster::kFailFlag)) continue;
+    const int ok = working[n.get()];
+    if (ok == 0 && n->numslots > 0 && (n->flags & cluster::kMigrateTo)) ++orphaned;
+    max_working = std::max(max_working, ok);
+  }
+  if (orphaned == 0 || max_working < 2 || working[mine] != max_working ||
+      !opt_.allow_replica_migration || state_ != 0) {
+    return;
+  }
+  // clusterHandleSlaveMigration. My master has more than the barrier's working replicas
+  // (neither FAIL nor PFAIL, myself included), so at least the barrier stay after I leave.
+  int left = 0;
+  for (const Node* r : replicas[mine]) {
+    if (!(r->flags & (cluster::kFailFlag | cluster::kPfail))) ++left;
+  }
+  if (left <= opt_.migration_barrier) return;
+  // The first orphaned master with slots is the target; the candidate is the replica with the
+  // smallest name among the replicas of the masters with the most working replicas.
+  Node* target = nullptr;
+  const Node* candidate = myself_;
+  for (auto& [name, n] : nodes_) {
+    const int ok = (n->flags & cluster::kMaster) ? working[n.get()] : 0;
+    const bool is_orphaned = (n->flags & cluster::kMaster) && !(n->flags & cluster::kFailFlag) &&
+                             (n->flags & cluster::kMigrateTo) && ok == 0;
+    if (is_orphaned) {
+      if (target == nullptr && n->numslots > 0) target = n.get();
+      if (n->orphaned_time == 0) n->orphaned_time = now;
+    } else {
+      n->orphaned_time = 0;
+    }
+    if ((n->flags & cluster::kMaster) && ok == max_working) {
+      for (const Node* r : replicas[n.get()]) {
+        if (r->name < candidate->name) candidate = r;
+      }
+    }
+  }
+  if (target != nullptr && candidate == myself_ &&
+      now - target->orphaned_time > kMigrationDelayMs) {
+    LogNotice("Migrating to orphaned master " + target->name);
+    SetMaster(target);
+  }
+}
+
 void Cluster::ResetManualFailover() {
   if (mf_replica_ != nullptr && opt_.unpause_writes) Defer(opt_.unpause_writes);
   mf_end_ = 0;
@@ -285,9 +351,9 @@ void Cluster::ManualFailoverCheckTimeout(int64_t now) {
 
 void Cluster::HandleManualFailover() {
   if (mf_end_ == 0 || mf_can_start_ || mf_master_offset_ == -1) return;
-  // Redis waits for equality; Lavik's master may add a PING to the stream after it reported
-  // its offset, so at least that offset is what counts.
-  if (int64_t(MyReplOffset()) >= mf_master_offset_) {
+  // As Redis: the offset the paused master reported, exactly (its replication PINGs and
+  // GETACKs wait while it is paused, so nothing follows that offset in its stream).
+  if (int64_t(MyReplOffset()) == mf_master_offset_) {
     mf_can_start_ = true;
     LogNotice("All master replication stream processed, manual failover can start.");
     handle_failover_ = true;

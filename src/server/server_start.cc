@@ -94,19 +94,22 @@ bool Server::StartCluster(std::string* error) {
   o.follow = [this](const std::string& host, int port) { replica_->Follow(host, port); };
   o.promote = [this] { replica_->Promote(); };
   o.repl_data_age_ms = [this] { return replica_->DataAgeMs(); };
-  o.pause_writes = [this](int64_t until_ms) {
+  // The manual failover's own write pause (Redis's PAUSE_DURING_FAILOVER), apart from CLIENT
+  // PAUSE: neither ends the other. The cluster lifts it when the failover ends or times out.
+  o.pause_writes = [this] {
     master_->SetFailoverPause(true);
-    hub_->Pause(until_ms, false);
+    hub_->PauseForFailover(true);
   };
   o.unpause_writes = [this] {
     master_->SetFailoverPause(false);
-    hub_->Unpause();
+    hub_->PauseForFailover(false);
   };
   o.repl_settled = [this] { return master_->StreamSettled(); };
   o.allow_replica_migration = ConfigValue("cluster-allow-replica-migration") == "yes";
   o.replica_no_failover = ConfigValue("cluster-replica-no-failover") == "yes";
   o.replica_validity_factor = static_cast<int>(num("cluster-replica-validity-factor"));
   o.repl_ping_period_s = static_cast<int>(num("repl-ping-replica-period"));
+  o.migration_barrier = static_cast<int>(num("cluster-migration-barrier"));
   cluster_ = std::make_unique<Cluster>(std::move(o));
   if (!cluster_->Start(error)) return false;
   services_.cluster = cluster_.get();
@@ -133,6 +136,24 @@ bool Server::StartCluster(std::string* error) {
     c->SetAllowReadsWhenDown(v == "yes");
     return Status::Ok();
   });
+  registry_.OnChange("cluster-replica-no-failover", [c](std::string_view v) {
+    c->SetReplicaNoFailover(v == "yes");
+    return Status::Ok();
+  });
+  registry_.OnChange("cluster-allow-replica-migration", [c](std::string_view v) {
+    c->SetAllowReplicaMigration(v == "yes");
+    return Status::Ok();
+  });
+  const auto int_hook = [c](void (Cluster::*set)(int)) {
+    return [c, set](std::string_view v) {
+      (c->*set)(std::atoi(std::string(v).c_str()));
+      return Status::Ok();
+    };
+  };
+  registry_.OnChange("cluster-replica-validity-factor",
+                     int_hook(&Cluster::SetReplicaValidityFactor));
+  registry_.OnChange("cluster-migration-barrier", int_hook(&Cluster::SetMigrationBarrier));
+  registry_.OnChange("repl-ping-replica-period", int_hook(&Cluster::SetReplPingPeriod));
   return true;
 }
 

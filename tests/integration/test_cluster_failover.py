@@ -575,3 +575,137 @@ def test_shard_channels_reach_the_shards_replicas(six):
     finally:
         for conn, _ in subs.values():
             conn.close()
+
+
+def test_replica_no_failover_is_live(six):
+    """CONFIG SET cluster-replica-no-failover takes effect at once (Redis's
+    clusterUpdateMyselfFlags): the `nofailover` flag reaches the other nodes, the replica of a
+    failed master stays a replica, and setting it back to no lets it fail over."""
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    others = [c for c in clients if c is not master and c is not replica]
+    # A replica that never synced has no data recent enough to be a candidate.
+    wait_for("the replica's link", lambda: replica_linked(replica))
+    assert replica.config_set("cluster-replica-no-failover", "yes")
+    wait_for("the nofailover flag at the others",
+             lambda: all("nofailover" in nodes_table(c)[replica_id][0] for c in others),
+             timeout=10)
+    nodes[clients.index(master)].kill()
+    wait_for("its master's FAIL", lambda: "fail" in nodes_table(replica)[master_id][0],
+             timeout=15)
+    time.sleep(3)  # an election (rank 0: within 1 s of FAIL) would have been won by now
+    assert "slave" in nodes_table(replica)[replica_id][0]
+    assert info(replica)["cluster_state"] == "fail"
+    assert replica.config_set("cluster-replica-no-failover", "no")
+    wait_for("the promotion", lambda: "master" in nodes_table(replica)[replica_id][0] and
+             all(info(c)["cluster_state"] == "ok" for c in others + [replica]), timeout=20)
+    assert "nofailover" not in nodes_table(replica)[replica_id][0]
+
+
+def test_manual_failover_keeps_a_clients_pause(six):
+    """The master's pause during CLUSTER FAILOVER is its own (Redis's PAUSE_DURING_FAILOVER):
+    when the failover ends, a CLIENT PAUSE WRITE a user set before it is still in force. A
+    PUBLISH (no keys, so no MOVED; paused with writes) on the old master shows it."""
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    wait_for("the replica's link", lambda: replica_linked(replica))
+    started = time.monotonic()
+    assert master.execute_command("CLIENT", "PAUSE", 30000, "WRITE") == "OK"
+    assert replica.execute_command("CLUSTER", "FAILOVER") == "OK"
+    wait_for("the manual failover",
+             lambda: "master" in nodes_table(replica)[replica_id][0] and
+             nodes_table(master)[master_id][1] == replica_id, timeout=15)
+    done = {}
+
+    def publish():
+        with RawConn(master.connection_pool.connection_kwargs["port"], timeout=40) as c:
+            c.send_command("PUBLISH", "ch", "m")
+            done["reply"] = c.reply()
+            done["at"] = time.monotonic()
+
+    t = threading.Thread(target=publish)
+    t.start()
+    try:
+        t.join(timeout=2)
+        assert "reply" not in done  # still paused by the user's CLIENT PAUSE
+        assert time.monotonic() - started < 25  # ... well before it would have run out
+        unpaused = time.monotonic()
+        assert master.execute_command("CLIENT", "UNPAUSE") == "OK"
+        t.join(timeout=10)
+        assert done.get("reply") == 0 and done["at"] >= unpaused
+    finally:
+        master.execute_command("CLIENT", "UNPAUSE")
+        t.join(timeout=40)
+
+
+@pytest.mark.parametrize("extra_is_redis", [False, True])
+def test_replica_migrates_to_an_orphaned_master(six, tmp_path, extra_is_redis):
+    """Replica migration (Redis's clusterHandleSlaveMigration): a master with two working
+    replicas (more than cluster-migration-barrier 1) gives one to a master whose only replica
+    failed — the one with the smaller node id, once the orphan has been seen for 5 s. A
+    migration barrier of 2, set live, keeps both at home first. extra_is_redis: the second
+    replica is a redis-server (both replicas must agree which of them moves)."""
+    nodes, clients, ps = six
+    r = roles(clients)
+    ids = by_id(clients)
+    masters = sorted(i for i, m in r.items() if m is None)
+    rich, poor = masters[0], masters[1]
+    (poor_replica,) = [i for i, m in r.items() if m == poor]
+    (first,) = [i for i, m in r.items() if m == rich]
+    (port,) = ports(1)
+    nodes.append(start_node(tmp_path, port, redis_server=extra_is_redis))
+    extra = nodes[-1].client()
+    clients.append(extra)
+    assert extra.execute_command("CLUSTER", "MEET", "127.0.0.1", ps[0]) in ("OK", True)
+    wait_for("the new node to know the cluster", lambda: agreed([extra], 7) or None)
+    assert extra.execute_command("CLUSTER", "REPLICATE", rich) in ("OK", True)
+    second = extra.execute_command("CLUSTER", "MYID")
+    ids[second] = extra
+    wait_for("agreement", lambda: agreed(clients, 7))
+    for i in (first, second):
+        wait_for("the rich master's replicas' links", lambda: replica_linked(ids[i]))
+    mover, stayer = sorted((first, second))
+    for i in (first, second):
+        assert ids[i].config_set("cluster-migration-barrier", 2)
+    started = time.monotonic()
+    victim = clients.index(ids[poor_replica])
+    nodes[victim].kill()
+    others = [c for i, c in enumerate(clients) if i != victim]
+    wait_for("the poor master's replica's FAIL",
+             lambda: all("fail" in nodes_table(c)[poor_replica][0] for c in others), timeout=15)
+    time.sleep(max(0.0, started + 8.0 - time.monotonic()))  # past the 5 s orphan delay
+    assert nodes_table(ids[mover])[mover][1] == rich  # the barrier held it
+    for i in (first, second):
+        assert ids[i].config_set("cluster-migration-barrier", 1)
+    wait_for("the migration",
+             lambda: nodes_table(ids[mover])[mover][1] == poor and
+             replication(ids[mover])["master_port"] == ids[poor].connection_pool
+             .connection_kwargs["port"] and replica_linked(ids[mover]), timeout=15)
+    wait_for("the others to see it",
+             lambda: all(nodes_table(c)[mover][1] == poor for c in others), timeout=10)
+    assert nodes_table(ids[stayer])[stayer][1] == rich
+    assert time.monotonic() - started < 30
+
+
+def test_replica_validity_factor_is_live(six):
+    """CONFIG SET cluster-replica-validity-factor and repl-ping-replica-period reach the
+    election at once: with 1 and 1 s, a replica whose master died 8 s ago (data older than
+    1 s + node timeout × 1 past the node timeout) is no candidate; with factor 0 (always a
+    candidate) it fails over."""
+    nodes, clients, ps = six
+    master, replica, master_id, replica_id = a_master_and_replica(clients)
+    wait_for("the replica's link", lambda: replica_linked(replica))
+    assert replica.config_set("cluster-replica-no-failover", "yes")
+    killed = time.monotonic()
+    nodes[clients.index(master)].kill()
+    wait_for("its master's FAIL", lambda: "fail" in nodes_table(replica)[master_id][0],
+             timeout=15)
+    assert replica.config_set("cluster-replica-validity-factor", 1)
+    assert replica.config_set("repl-ping-replica-period", 1)
+    time.sleep(max(0.0, killed + 8.0 - time.monotonic()))
+    assert replica.config_set("cluster-replica-no-failover", "no")
+    time.sleep(3)  # a candidate would have won by now
+    assert "slave" in nodes_table(replica)[replica_id][0]
+    assert replica.config_set("cluster-replica-validity-factor", 0)
+    wait_for("the promotion", lambda: "master" in nodes_table(replica)[replica_id][0],
+             timeout=20)
