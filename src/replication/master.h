@@ -129,7 +129,26 @@ class Master {
   int failover_state() const { return failover_.load(std::memory_order_relaxed); }
 
  private:
-  struct Slave;
+  // One replica (the thread's; mu_ held). master.cc, master_failover.cc.
+  struct Slave {
+    Request req;
+    enum class State { kNew, kWaitSave, kSendRdb, kOnline, kDead } state = State::kNew;
+    bool announced = false;  // +FULLRESYNC sent (a full sync waits for its RDB)
+    std::string out;         // control bytes before anything else
+    int64_t sent = 0;        // the stream's last offset sent
+    int rdb_fd = -1;
+    uint64_t rdb_len = 0, rdb_sent = 0;
+    std::string chunk;  // RDB bytes read but not yet sent
+    size_t chunk_at = 0;
+    int64_t ack = 0;
+    int64_t ack_ms = 0;
+    int64_t newline_ms = 0;
+    bool want_out = false;  // the socket was full: wait for POLLOUT
+
+    ~Slave();  // closes the socket and the RDB file
+    std::string Name() const { return req.ip + ":" + std::to_string(req.port); }
+    std::string_view StateName() const;  // INFO's state=
+  };
   // kWaitMerge: a replica waits, the RDB is not asked for yet; kStarting: asked for, its
   // snapshot's sequence number not known yet; kRunning: the stream's start is fixed.
   enum class SaveState { kNone, kWaitMerge, kStarting, kRunning };
@@ -141,9 +160,8 @@ class Master {
   void AppendEntry(const repl::Entry& e);
   void Handle(Slave& s, int64_t now_ms);  // one replica's I/O
   void Answer(Slave& s);                  // PSYNC/SYNC's reply
-  void StartSave();
-  void NoteMerged();                 // an entry was merged (kStarting: its offset is kept)
-  void StartStream(int64_t offset);  // the full sync's stream starts after `offset`
+  void NoteMerged();                      // an entry was merged (kStarting: its offset is kept)
+  void StartStream(int64_t offset);       // the full sync's stream starts after `offset`
   void SaveDone(bool ok);
   void Trim();
   void Drop(Slave& s, const std::string& why);
