@@ -162,15 +162,8 @@ void Master::Feed(int64_t offset_before, std::span<const std::string_view> args,
   if (!backlog_) {
     // As a Redis replica, the first command from our master creates the backlog: a replica of
     // ours, or one of our master's after we are promoted, can then continue from it (PSYNC2).
-    backlog_ = true;
-    backlog_on_ = true;
-    buf_.clear();
-    first_ = offset_before + 1;
-    end_ = offset_before;
-    merged_end_ = end_;
     // Our own writes go to the stream once we are promoted.
-    if (!repl::On()) repl::Activate(&Master::WakeThunk);
-    EnsureThread();
+    OpenBacklogAt(offset_before);
   }
   cur_db_ = -1;  // our master's SELECTs are in the bytes: after a promotion, select again
   if (end_ != offset_before) {
@@ -272,6 +265,7 @@ void Master::Merge() {
       }
       ++next_seq_;
       NoteMerged();
+      if (watchers_ > 0) seq_ends_.push_back({next_seq_ - 1, end_, cur_db_});
       continue;
     }
     pending_.emplace(e.seq, std::move(e.ops));
@@ -285,6 +279,7 @@ void Master::Merge() {
     pending_.erase(pending_.begin());
     ++next_seq_;
     NoteMerged();
+    if (watchers_ > 0) seq_ends_.push_back({next_seq_ - 1, end_, cur_db_});
   }
   // The first RDB waits a moment after propagation turned on: a write that started before it
   // (and so is not propagated) has finished by then, and the snapshot holds it.
@@ -334,6 +329,54 @@ void Master::Merge() {
       StartStream(at);
     }
   }
+}
+
+void Master::WatchSeqs(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (on) {
+    // The last entry merged so far: a snapshot's number is at least this one.
+    if (watchers_++ == 0) seq_ends_.push_back({next_seq_ - 1, end_, cur_db_});
+  } else if (--watchers_ == 0) {
+    seq_ends_.clear();
+  }
+}
+
+bool Master::OffsetOfSeq(uint64_t seq, int64_t* offset, int* db) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (next_seq_ <= seq) {
+    Wake();  // merge now what the workers logged
+    return false;
+  }
+  for (auto it = seq_ends_.rbegin(); it != seq_ends_.rend(); ++it) {
+    if (it->seq == seq) {
+      *offset = it->end;
+      *db = it->db;
+      return true;
+    }
+  }
+  // Not recorded (merged before the watch began: cannot happen, the watch starts first).
+  *offset = end_;
+  *db = cur_db_;
+  return true;
+}
+
+void Master::OpenBacklogAt(int64_t offset) {
+  backlog_ = true;
+  backlog_on_ = true;
+  buf_.clear();
+  first_ = offset + 1;
+  end_ = offset;
+  merged_end_ = end_;
+  if (!repl::On()) repl::Activate(&Master::WakeThunk);
+  EnsureThread();
+}
+
+void Master::RestoreBacklogAt(int64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (backlog_) return;
+  OpenBacklogAt(offset);
+  cur_db_ = -1;
+  activated_ms_ = NowMs();
 }
 
 void Master::NoteMerged() {

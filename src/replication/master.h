@@ -89,6 +89,20 @@ class Master {
   // While a cluster manual failover pauses writes: no PING or GETACK goes into the stream.
   void SetFailoverPause(bool on) { failover_pause_.store(on, std::memory_order_relaxed); }
 
+  // A dump.rdb's replication fields (server/rdb_save.h RdbReplHooks): while watched, the
+  // stream offset after each merged entry is kept, so OffsetOfSeq can tell the offset of a
+  // snapshot's last write. Calls nest.
+  void WatchSeqs(bool on);
+  // The offset (and the stream's database then, -1 none) right after the entry numbered `seq`:
+  // false while the merge has not passed it.
+  bool OffsetOfSeq(uint64_t seq, int64_t* offset, int* db);
+  // The backlog exists (a replica attached once): Redis writes a master's fields only then.
+  bool backlog_active() const { return backlog_on_.load(std::memory_order_relaxed); }
+  // Start-up: the dump.rdb loaded into a master said its history ended at `offset`, kept as
+  // replid2 (Replica::RestoreFromRdb). The backlog starts right after it, empty, and the
+  // writes from now on go to it, so a former replica continuing at offset+1 gets them.
+  void RestoreBacklogAt(int64_t offset);
+
   // min-replicas-to-write: writes are refused (-NOREPLICAS) while this is true.
   bool refuses_writes() const { return refuse_writes_.load(std::memory_order_relaxed); }
 
@@ -154,6 +168,8 @@ class Master {
   enum class SaveState { kNone, kWaitMerge, kStarting, kRunning };
 
   void EnsureThread();
+  // mu_ held: the backlog starts, empty, right after `offset`; our writes are propagated.
+  void OpenBacklogAt(int64_t offset);
   void Loop();
   void Merge();                         // drain the workers' logs into the backlog
   void Append(std::string_view bytes);  // to the backlog, advancing the offset
@@ -210,6 +226,14 @@ class Master {
   // kStarting: (sequence number, end_ right after it) of each entry merged since the request.
   std::vector<std::pair<uint64_t, int64_t>> merged_at_;
   int64_t activated_ms_ = 0;
+  // WatchSeqs: (sequence number, end_ and cur_db_ right after it) of each entry merged meanwhile.
+  int watchers_ = 0;
+  struct SeqEnd {
+    uint64_t seq;
+    int64_t end;
+    int db;
+  };
+  std::vector<SeqEnd> seq_ends_;
 
   int64_t last_ping_ms_ = 0;
   bool want_ack_ = false;

@@ -11,6 +11,7 @@
 #include "base/db_key.h"
 #include "base/log.h"
 #include "base/numbers.h"
+#include "client/client_state.h"
 #include "client/services.h"
 #include "commands/command_table.h"
 #include "commands/shards.h"
@@ -137,6 +138,52 @@ void Replica::ForgetSavedHistory() {
   offset_ = 0;
   stream_db_ = 0;
   synced_ = false;
+}
+
+void Replica::RestoreFromRdb(const std::string& replid, int64_t offset, int db, bool as_replica) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (as_replica) {
+    replid_ = replid;
+    replid2_.assign(40, '0');
+    second_offset_ = -1;
+    offset_ = offset;
+    stream_db_ = db;
+    LogNotice("Replication history restored from the RDB: replid " + replid + ", offset " +
+              std::to_string(offset) + " (a partial resynchronization may continue it)");
+  } else {
+    replid2_ = replid;
+    second_offset_ = offset + 1;
+    offset_ = offset;
+    LogNotice("Replication history of the RDB kept as the secondary replid " + replid +
+              ", offset " + std::to_string(offset) + " (former replicas may continue it)");
+  }
+  synced_ = true;
+}
+
+bool Replica::SnapshotHistory(bool master_backlog, std::string* replid, int64_t* offset, int* db,
+                              bool* valid, bool* by_seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *valid = false;
+  *by_seq = false;
+  if (host_.empty()) {
+    if (!master_backlog) return true;  // in no replication chain: nothing worth keeping
+    *valid = true;
+    *by_seq = true;
+    *replid = replid_;
+    return true;
+  }
+  if (!synced_) return true;  // no history (never synced, or a sync cut half-way)
+  // The link counts a command when it starts: one still running (or finished on another worker,
+  // its completion not yet back) may or may not be in the snapshot.
+  // (A command HoldStream held has not started: not counted, not run.)
+  if (link_live_.load() && held_ == nullptr && (link_ == nullptr || link_->request_pending())) {
+    return false;
+  }
+  *valid = true;
+  *replid = replid_;
+  *offset = offset_.load();
+  *db = link_ != nullptr ? static_cast<ClientState*>(link_->user_data)->db : stream_db_.load();
+  return true;
 }
 
 bool Replica::SaveHistoryAtShutdown(const std::string& data_file) {

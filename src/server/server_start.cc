@@ -213,6 +213,14 @@ bool Server::LoadRdbBeforeServing(std::string* error) {
   LogNotice("Done loading RDB, keys loaded: " + std::to_string(report.keys) +
             ", keys expired: " + std::to_string(report.expired) + ", function libraries: " +
             std::to_string(report.functions) + ", in " + std::to_string(report.elapsed_ms) + " ms");
+  // Redis 7.0's loadDataFromDisk: the RDB's replication fields (doc/rdb.md, "Replication
+  // fields"). A replica continues that history; a master keeps it as replid2 and starts its
+  // backlog right after it, so its former replicas continue.
+  if (report.has_repl) {
+    const bool as_replica = !ConfigValue("replicaof").empty();
+    replica_->RestoreFromRdb(report.repl_id, report.repl_offset, report.repl_stream_db, as_replica);
+    if (!as_replica) master_->RestoreBacklogAt(report.repl_offset);
+  }
   struct StartItem : MailboxItem {
     Server* server;
   };
@@ -246,6 +254,20 @@ bool Server::StartWorkers(std::string* error) {
     io_pools_.push_back(std::make_unique<IoBufferPool>());
   }
   replica_->TakeSavedHistory(config_.data_file, !ConfigValue("replicaof").empty());
+  // dump.rdb's replication fields (server/rdb_save.h): what a snapshot's instant says of the
+  // history, and for a master the stream offset of its last write.
+  SetRdbReplHooks(RdbReplHooks{[this](bool on) {
+                                 master_->WatchSeqs(on);
+                                 replica_->HoldStream(on);
+                               },
+                               [this](RdbReplInfo* info, bool* by_seq) {
+                                 return replica_->SnapshotHistory(master_->backlog_active(),
+                                                                  &info->replid, &info->offset,
+                                                                  &info->db, &info->valid, by_seq);
+                               },
+                               [this](uint64_t seq, int64_t* offset, int* db) {
+                                 return master_->OffsetOfSeq(seq, offset, db);
+                               }});
   if (!OpenStorage(error)) return false;
   if (!config_.load_rdb.empty()) {
     rdb_to_load_ = config_.load_rdb;
