@@ -15,6 +15,7 @@
 #include "client/services.h"
 #include "commands/command_table.h"
 #include "commands/shards.h"
+#include "net/tls.h"
 #include "rdb/file_format.h"
 #include "replication/rdb_stream.h"
 #include "replication/saved_history.h"
@@ -296,6 +297,20 @@ bool Replica::SyncOnce(uint64_t gen, const std::string& host, int port) {
   int64_t timeout_s = 60;
   ParseInt64(deps_.config_value("repl-timeout"), &timeout_s);
   SocketSource src(fd, cancelled, timeout_s * 1000);
+  std::unique_ptr<TlsSession> tls;
+  if (deps_.config_value("tls-replication") == "yes") {
+    // As Redis's connTLSConnect: the link is TLS from its first byte; the master is verified
+    // against tls-ca-cert-file / -dir.
+    tls = new_tls_session_ ? new_tls_session_(&error) : nullptr;
+    if (tls == nullptr || !src.StartTls(tls.get())) {
+      LogWarning("Unable to connect to MASTER: " +
+                 (tls == nullptr ? (error.empty() ? std::string("TLS is not available") : error)
+                                 : src.error()));
+      close(fd);
+      SetState(State::kConnect);
+      return false;
+    }
+  }
   std::string reply;
   bool failover = false;
   bool ok = Handshake(src, &reply, &failover);
@@ -347,7 +362,7 @@ bool Replica::SyncOnce(uint64_t gen, const std::string& host, int port) {
     SetState(State::kConnect);
     return false;
   }
-  ServeLink(gen, fd, src.TakeBuffered());
+  ServeLink(gen, fd, src.TakeBuffered(), std::move(tls));
   return true;
 }
 
@@ -542,12 +557,14 @@ bool Replica::FullSync(SocketSource& src, const std::string& reply) {
   return true;
 }
 
-void Replica::ServeLink(uint64_t gen, int fd, std::string leftover) {
+void Replica::ServeLink(uint64_t gen, int fd, std::string leftover,
+                        std::unique_ptr<TlsSession> tls) {
   struct OpenItem : MailboxItem {
     Replica* self;
     int fd;
     uint64_t id;
     std::string leftover;
+    std::unique_ptr<TlsSession> tls;
   };
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -560,10 +577,11 @@ void Replica::ServeLink(uint64_t gen, int fd, std::string leftover) {
   item->fd = fd;
   item->id = deps_.next_client_id();
   item->leftover = std::move(leftover);
+  item->tls = std::move(tls);
   item->run = [](MailboxItem* m) {
     auto* it = static_cast<OpenItem*>(m);
-    Connection::Open(Worker::Current(), it->fd, it->id, it->self, RequestParser::Limits{}, nullptr,
-                     it->leftover);
+    Connection::Open(Worker::Current(), it->fd, it->id, it->self, RequestParser::Limits{},
+                     it->tls.release(), it->leftover);
     delete it;
   };
   deps_.shards().at(0).worker->Post(item);

@@ -22,6 +22,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -35,6 +36,7 @@ namespace lavik {
 
 class ShardSet;
 class SocketSource;
+class TlsSession;
 struct Services;
 
 class Replica : public RequestHandler {
@@ -73,6 +75,11 @@ class Replica : public RequestHandler {
   // The Master's: our master answered +CONTINUE with a new replid (it was promoted); our own
   // replicas are disconnected, as Redis does, so they learn the new name. No lock held.
   void set_history_renamed(std::function<void()> fn) { history_renamed_ = std::move(fn); }
+  // tls-replication yes: a new client session for the link to the master (nullptr with *error
+  // if the context cannot be built). Set once at start-up.
+  void set_tls_session_factory(std::function<std::unique_ptr<TlsSession>(std::string*)> fn) {
+    new_tls_session_ = std::move(fn);
+  }
   // Start-up: the `replicaof` config's value ("host port", or "" for none).
   void FollowConfigured(std::string_view value);
   // REPLICAOF NO ONE: stops following, keeps the data; the master's replid becomes replid2.
@@ -164,7 +171,8 @@ class Replica : public RequestHandler {
   bool Handshake(SocketSource& src, std::string* psync_reply, bool* failover);
   bool FullSync(SocketSource& src, const std::string& reply);
   bool FlushAll();  // every database, before a full sync's load
-  void ServeLink(uint64_t gen, int fd, std::string leftover);  // until the link closes
+  // Until the link closes; `tls`: the link's session (tls-replication), handed to the connection.
+  void ServeLink(uint64_t gen, int fd, std::string leftover, std::unique_ptr<TlsSession> tls);
   void PostToLink(bool close);  // ACK (or close the link) on worker 0
   bool Cancelled(uint64_t gen) const;
   void SetState(State s);
@@ -209,6 +217,7 @@ class Replica : public RequestHandler {
   uint64_t link_gen_ = 0;        // the generation the link's connection serves (worker 0)
   std::function<void(bool, const std::string&)> failover_done_;
   std::function<void()> history_renamed_;
+  std::function<std::unique_ptr<TlsSession>(std::string*)> new_tls_session_;
   std::string replid_;
   std::string replid2_;
   int64_t second_offset_ = -1;

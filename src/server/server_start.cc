@@ -254,6 +254,22 @@ bool Server::StartWorkers(std::string* error) {
     io_pools_.push_back(std::make_unique<IoBufferPool>());
   }
   replica_->TakeSavedHistory(config_.data_file, !ConfigValue("replicaof").empty());
+  // tls-replication: the link to our master (as Redis's client context: tls-client-cert-file and
+  // its key if set, else tls-cert-file's).
+  replica_->set_tls_session_factory([this](std::string* error) -> std::unique_ptr<TlsSession> {
+    TlsSettings s;
+    {
+      std::lock_guard<std::mutex> lock(config_mu_);
+      s = TlsSettingsFrom(registry_);
+    }
+    if (const std::string cert = ConfigValue("tls-client-cert-file"); !cert.empty()) {
+      s.cert_file = cert;
+      s.key_file = ConfigValue("tls-client-key-file");
+      s.key_file_pass = ConfigValue("tls-client-key-file-pass");
+    }
+    std::shared_ptr<TlsContext> ctx = TlsContext::CreateClient(s, error);
+    return ctx == nullptr ? nullptr : ctx->NewClientSession();
+  });
   // dump.rdb's replication fields (server/rdb_save.h): what a snapshot's instant says of the
   // history, and for a master the stream offset of its last write.
   SetRdbReplHooks(RdbReplHooks{[this](bool on) {
