@@ -118,6 +118,23 @@ RequestHandler::Result Replica::RunStreamCommand(Connection& c,
 
 void Replica::OnClose(Connection& c) {
   link_ = nullptr;
+  if (held_ == &c) {
+    // A command HoldStream held is dropped (never counted: the next PSYNC asks for it again);
+    // the connection, pending for it, is resumed so it can be freed (once this returns).
+    held_ = nullptr;
+    held_args_.clear();
+    struct ResumeItem : MailboxItem {
+      Connection* c;
+    };
+    auto* item = new ResumeItem();
+    item->c = &c;
+    item->run = [](MailboxItem* m) {
+      auto* it = static_cast<ResumeItem*>(m);
+      it->c->Resume();
+      delete it;
+    };
+    c.worker()->Post(item);
+  }
   if (auto* cl = static_cast<ClientState*>(c.user_data); cl != nullptr) stream_db_ = cl->db;
   {
     std::lock_guard<std::mutex> lock(mu_);
