@@ -86,6 +86,8 @@ class Connection {
   // In OnRequest: the bytes of the request being handled (a replica counts its master's stream).
   size_t request_bytes() const { return parser_.consumed(); }
 
+  // A request is being handled asynchronously (OnRequest said kPending, no Resume() yet).
+  bool request_pending() const { return pending_; }
   // A pending request finished: continue with the buffered requests.
   void Resume();
   // Closes after the replies written so far are sent.

@@ -179,15 +179,42 @@ std::shared_ptr<TlsContext> TlsContext::Create(const TlsSettings& settings, std:
   return std::shared_ptr<TlsContext>(new TlsContext(ctx));
 }
 
+std::shared_ptr<TlsContext> TlsContext::CreateClient(const TlsSettings& settings,
+                                                     std::string* error) {
+  ERR_clear_error();
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (ctx == nullptr) {
+    *error = "SSL_CTX_new: " + TakeOpenSslError("out of memory");
+    return nullptr;
+  }
+  TlsSettings s = settings;
+  s.auth_clients = TlsSettings::AuthClients::kYes;  // the CA is needed: the server is verified
+  s.session_caching = false;
+  if (!Configure(ctx, s, error)) {
+    SSL_CTX_free(ctx);
+    return nullptr;
+  }
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  return std::shared_ptr<TlsContext>(new TlsContext(ctx));
+}
+
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
-std::unique_ptr<TlsSession> TlsContext::NewSession() const {
+std::unique_ptr<TlsSession> TlsContext::NewSession() const { return NewSessionAs(false); }
+
+std::unique_ptr<TlsSession> TlsContext::NewClientSession() const { return NewSessionAs(true); }
+
+std::unique_ptr<TlsSession> TlsContext::NewSessionAs(bool client) const {
   SSL* ssl = SSL_new(ctx_);
   if (ssl == nullptr) {
     ERR_clear_error();
     return nullptr;
   }
-  SSL_set_accept_state(ssl);
+  if (client) {
+    SSL_set_connect_state(ssl);
+  } else {
+    SSL_set_accept_state(ssl);
+  }
   return std::make_unique<TlsSession>(ssl);
 }
 

@@ -51,16 +51,22 @@ class TlsContext {
   // Builds the SSL_CTX. On failure returns nullptr and one line of error text, worded as
   // Redis logs it ("Failed to load certificate: server.crt: error:...: No such file...").
   static std::shared_ptr<TlsContext> Create(const TlsSettings& settings, std::string* error);
+  // A client-side context (a replica's link to its master, as Redis's redis_tls_client_ctx):
+  // the certificate and key it presents, the CA it verifies the server with (always).
+  static std::shared_ptr<TlsContext> CreateClient(const TlsSettings& settings, std::string* error);
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
 
   // A new server-side session (accept state), or nullptr if OpenSSL is out of memory.
   std::unique_ptr<TlsSession> NewSession() const;
+  // A new client-side session (connect state), or nullptr if OpenSSL is out of memory.
+  std::unique_ptr<TlsSession> NewClientSession() const;
   SSL_CTX* ssl_ctx() const { return ctx_; }
 
  private:
   explicit TlsContext(SSL_CTX* ctx) : ctx_(ctx) {}
+  std::unique_ptr<TlsSession> NewSessionAs(bool client) const;
   SSL_CTX* ctx_;
 };
 

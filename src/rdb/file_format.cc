@@ -137,6 +137,7 @@ FileReader::Item FileReader::Next(Entry* e) {
         if (!GetString(counted_, &s1) || !GetString(counted_, &s2)) {
           return Fail("Bad AUX field", at);
         }
+        if (aux_.size() < 64) aux_.emplace_back(std::move(s1), std::move(s2));
         continue;
       case kOpResizeDb:
         if (!GetLength(counted_, &a) || !GetLength(counted_, &b)) {

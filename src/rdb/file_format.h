@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "rdb/object.h"
 #include "rdb/source.h"
@@ -111,6 +113,8 @@ class FileReader {
   const std::string& error() const { return error_; }
   uint64_t offset() const { return counted_.offset(); }
   uint64_t resize_hint() const { return resize_hint_; }
+  // The AUX fields read so far (name, value), in file order.
+  const std::vector<std::pair<std::string, std::string>>& aux() const { return aux_; }
 
  private:
   Item Fail(const std::string& what, uint64_t at);
@@ -120,6 +124,7 @@ class FileReader {
   int version_ = 0;
   uint64_t db_ = 0;
   uint64_t resize_hint_ = 0;
+  std::vector<std::pair<std::string, std::string>> aux_;
   std::string error_;
 };
 

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "base/ascii.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/numbers.h"
@@ -43,38 +42,22 @@ int64_t ConfigInt(const Master::Deps& deps, std::string_view name, int64_t dflt)
 
 }  // namespace
 
-struct Master::Slave {
-  Request req;
-  enum class State { kNew, kWaitSave, kSendRdb, kOnline, kDead } state = State::kNew;
-  bool announced = false;  // +FULLRESYNC sent (a full sync waits for its RDB)
-  std::string out;         // control bytes before anything else
-  int64_t sent = 0;        // the stream's last offset sent
-  int rdb_fd = -1;
-  uint64_t rdb_len = 0, rdb_sent = 0;
-  std::string chunk;  // RDB bytes read but not yet sent
-  size_t chunk_at = 0;
-  int64_t ack = 0;
-  int64_t ack_ms = 0;
-  int64_t newline_ms = 0;
-  bool want_out = false;  // the socket was full: wait for POLLOUT
+Master::Slave::~Slave() {
+  if (req.fd >= 0) close(req.fd);
+  if (rdb_fd >= 0) close(rdb_fd);
+}
 
-  ~Slave() {
-    if (req.fd >= 0) close(req.fd);
-    if (rdb_fd >= 0) close(rdb_fd);
+std::string_view Master::Slave::StateName() const {
+  switch (state) {
+    case State::kNew:
+    case State::kWaitSave:
+      return "wait_bgsave";
+    case State::kSendRdb:
+      return "send_bulk";
+    default:
+      return "online";
   }
-  std::string Name() const { return req.ip + ":" + std::to_string(req.port); }
-  std::string_view StateName() const {
-    switch (state) {
-      case State::kNew:
-      case State::kWaitSave:
-        return "wait_bgsave";
-      case State::kSendRdb:
-        return "send_bulk";
-      default:
-        return "online";
-    }
-  }
-};
+}
 
 Master* Master::instance_ = nullptr;
 
@@ -179,15 +162,8 @@ void Master::Feed(int64_t offset_before, std::span<const std::string_view> args,
   if (!backlog_) {
     // As a Redis replica, the first command from our master creates the backlog: a replica of
     // ours, or one of our master's after we are promoted, can then continue from it (PSYNC2).
-    backlog_ = true;
-    backlog_on_ = true;
-    buf_.clear();
-    first_ = offset_before + 1;
-    end_ = offset_before;
-    merged_end_ = end_;
     // Our own writes go to the stream once we are promoted.
-    if (!repl::On()) repl::Activate(&Master::WakeThunk);
-    EnsureThread();
+    OpenBacklogAt(offset_before);
   }
   cur_db_ = -1;  // our master's SELECTs are in the bytes: after a promotion, select again
   if (end_ != offset_before) {
@@ -289,6 +265,7 @@ void Master::Merge() {
       }
       ++next_seq_;
       NoteMerged();
+      if (watchers_ > 0) seq_ends_.push_back({next_seq_ - 1, end_, cur_db_});
       continue;
     }
     pending_.emplace(e.seq, std::move(e.ops));
@@ -302,6 +279,7 @@ void Master::Merge() {
     pending_.erase(pending_.begin());
     ++next_seq_;
     NoteMerged();
+    if (watchers_ > 0) seq_ends_.push_back({next_seq_ - 1, end_, cur_db_});
   }
   // The first RDB waits a moment after propagation turned on: a write that started before it
   // (and so is not propagated) has finished by then, and the snapshot holds it.
@@ -351,6 +329,54 @@ void Master::Merge() {
       StartStream(at);
     }
   }
+}
+
+void Master::WatchSeqs(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (on) {
+    // The last entry merged so far: a snapshot's number is at least this one.
+    if (watchers_++ == 0) seq_ends_.push_back({next_seq_ - 1, end_, cur_db_});
+  } else if (--watchers_ == 0) {
+    seq_ends_.clear();
+  }
+}
+
+bool Master::OffsetOfSeq(uint64_t seq, int64_t* offset, int* db) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (next_seq_ <= seq) {
+    Wake();  // merge now what the workers logged
+    return false;
+  }
+  for (auto it = seq_ends_.rbegin(); it != seq_ends_.rend(); ++it) {
+    if (it->seq == seq) {
+      *offset = it->end;
+      *db = it->db;
+      return true;
+    }
+  }
+  // Not recorded (merged before the watch began: cannot happen, the watch starts first).
+  *offset = end_;
+  *db = cur_db_;
+  return true;
+}
+
+void Master::OpenBacklogAt(int64_t offset) {
+  backlog_ = true;
+  backlog_on_ = true;
+  buf_.clear();
+  first_ = offset + 1;
+  end_ = offset;
+  merged_end_ = end_;
+  if (!repl::On()) repl::Activate(&Master::WakeThunk);
+  EnsureThread();
+}
+
+void Master::RestoreBacklogAt(int64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (backlog_) return;
+  OpenBacklogAt(offset);
+  cur_db_ = -1;
+  activated_ms_ = NowMs();
 }
 
 void Master::NoteMerged() {
@@ -701,125 +727,6 @@ void Master::AppendSlaves(std::string* out) {
   static constexpr const char* kStates[] = {"no-failover", "waiting-for-sync",
                                             "failover-in-progress"};
   out->append(std::string("master_failover_state:") + kStates[failover_.load()] + "\r\n");
-}
-
-// ---- FAILOVER --------------------------------------------------------------------------------
-
-Master::Slave* Master::FindSlave(const std::string& host, int port) {
-  for (auto& s : slaves_) {
-    if (s->state != Slave::State::kDead && EqualsNoCase(s->req.ip, host) && s->req.port == port)
-      return s.get();
-  }
-  return nullptr;
-}
-
-std::string Master::StartFailover(const FailoverRequest& r) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (failover_.load() != kNoFailover) return "ERR FAILOVER already in progress.";
-  if (deps_.replica->following()) return "ERR FAILOVER is not valid when server is a replica.";
-  const bool any = std::any_of(slaves_.begin(), slaves_.end(),
-                               [](const auto& s) { return s->state != Slave::State::kDead; });
-  if (!any) return "ERR FAILOVER requires connected replicas.";
-  if (r.force && (r.timeout_ms == 0 || r.host.empty())) {
-    return "ERR FAILOVER with force option requires both a timeout and target HOST and IP.";
-  }
-  if (!r.host.empty()) {
-    Slave* s = FindSlave(r.host, r.port);
-    if (s == nullptr) return "ERR FAILOVER target HOST and PORT is not a replica.";
-    if (s->state != Slave::State::kOnline) return "ERR FAILOVER target replica is not online.";
-    LogNotice("FAILOVER requested to " + r.host + ":" + std::to_string(r.port) + ".");
-  } else {
-    LogNotice("FAILOVER requested to any replica.");
-  }
-  fo_host_ = r.host;
-  fo_port_ = r.host.empty() ? 0 : r.port;
-  fo_force_ = r.force;
-  fo_end_ms_ = r.timeout_ms > 0 ? NowMs() + r.timeout_ms : 0;
-  failover_ = kWaitingForSync;
-  if (deps_.pause_writes) deps_.pause_writes(true);
-  EnsureThread();
-  Wake();
-  return "";
-}
-
-std::string Master::AbortFailover() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (failover_.load() == kNoFailover) return "ERR No failover in progress.";
-  EndFailover("Failover manually aborted");
-  return "";
-}
-
-void Master::ClearFailover() {
-  fo_host_.clear();
-  fo_port_ = 0;
-  fo_force_ = false;
-  fo_end_ms_ = 0;
-  failover_ = kNoFailover;
-  if (deps_.pause_writes) deps_.pause_writes(false);
-}
-
-void Master::EndFailover(const std::string& why) {
-  if (failover_.load() == kNoFailover) return;
-  LogNotice(fo_host_.empty()
-                ? "FAILOVER to any replica aborted: " + why
-                : "FAILOVER to " + fo_host_ + ":" + std::to_string(fo_port_) + " aborted: " + why);
-  // Already following the target: back to being a master (a new replid, as Redis's
-  // replicationUnsetMaster; the old one stays continuable as replid2).
-  if (failover_.load() == kFailoverInProgress) deps_.replica->Promote();
-  ClearFailover();
-}
-
-void Master::FailoverPsyncDone(bool ok, const std::string& why) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (failover_.load() != kFailoverInProgress) return;
-  if (ok) {
-    LogNotice("FAILOVER to " + fo_host_ + ":" + std::to_string(fo_port_) + " completed.");
-    ClearFailover();
-  } else {
-    EndFailover(why);
-  }
-}
-
-void Master::UpdateFailover(int64_t now_ms) {
-  if (failover_.load() != kWaitingForSync) return;
-  auto fail_over = [this] {
-    failover_ = kFailoverInProgress;
-    // Our own history (replid, offset) is what the target continues: PSYNC <replid>
-    // <offset+1> FAILOVER promotes it and it answers +CONTINUE.
-    deps_.replica->Follow(fo_host_, fo_port_, true);
-  };
-  if (fo_end_ms_ != 0 && fo_end_ms_ <= now_ms) {
-    if (fo_force_) {
-      LogNotice("FAILOVER to " + fo_host_ + ":" + std::to_string(fo_port_) +
-                " time out exceeded, failing over.");
-      fail_over();
-    } else {
-      EndFailover("Replica never caught up before timeout");
-    }
-    return;
-  }
-  Slave* target = nullptr;
-  if (!fo_host_.empty()) {
-    target = FindSlave(fo_host_, fo_port_);
-  } else {
-    for (auto& s : slaves_) {
-      if (s->state == Slave::State::kOnline && s->ack == end_) {
-        target = s.get();
-        fo_host_ = s->req.ip;
-        fo_port_ = s->req.port;
-        break;
-      }
-    }
-  }
-  // Every write numbered so far is in the stream (a write that finished on a worker but is not
-  // yet merged would otherwise be lost), and the target acknowledged all of it.
-  const bool merged = next_seq_ > repl::LastSeq();
-  if (target != nullptr && target->state == Slave::State::kOnline && target->ack == end_ &&
-      merged) {
-    LogNotice("Failover target " + fo_host_ + ":" + std::to_string(fo_port_) +
-              " is synced, failing over.");
-    fail_over();
-  }
 }
 
 void Master::AppendBacklog(std::string* out) {

@@ -89,6 +89,20 @@ class Master {
   // While a cluster manual failover pauses writes: no PING or GETACK goes into the stream.
   void SetFailoverPause(bool on) { failover_pause_.store(on, std::memory_order_relaxed); }
 
+  // A dump.rdb's replication fields (server/rdb_save.h RdbReplHooks): while watched, the
+  // stream offset after each merged entry is kept, so OffsetOfSeq can tell the offset of a
+  // snapshot's last write. Calls nest.
+  void WatchSeqs(bool on);
+  // The offset (and the stream's database then, -1 none) right after the entry numbered `seq`:
+  // false while the merge has not passed it.
+  bool OffsetOfSeq(uint64_t seq, int64_t* offset, int* db);
+  // The backlog exists (a replica attached once): Redis writes a master's fields only then.
+  bool backlog_active() const { return backlog_on_.load(std::memory_order_relaxed); }
+  // Start-up: the dump.rdb loaded into a master said its history ended at `offset`, kept as
+  // replid2 (Replica::RestoreFromRdb). The backlog starts right after it, empty, and the
+  // writes from now on go to it, so a former replica continuing at offset+1 gets them.
+  void RestoreBacklogAt(int64_t offset);
+
   // min-replicas-to-write: writes are refused (-NOREPLICAS) while this is true.
   bool refuses_writes() const { return refuse_writes_.load(std::memory_order_relaxed); }
 
@@ -129,21 +143,41 @@ class Master {
   int failover_state() const { return failover_.load(std::memory_order_relaxed); }
 
  private:
-  struct Slave;
+  // One replica (the thread's; mu_ held). master.cc, master_failover.cc.
+  struct Slave {
+    Request req;
+    enum class State { kNew, kWaitSave, kSendRdb, kOnline, kDead } state = State::kNew;
+    bool announced = false;  // +FULLRESYNC sent (a full sync waits for its RDB)
+    std::string out;         // control bytes before anything else
+    int64_t sent = 0;        // the stream's last offset sent
+    int rdb_fd = -1;
+    uint64_t rdb_len = 0, rdb_sent = 0;
+    std::string chunk;  // RDB bytes read but not yet sent
+    size_t chunk_at = 0;
+    int64_t ack = 0;
+    int64_t ack_ms = 0;
+    int64_t newline_ms = 0;
+    bool want_out = false;  // the socket was full: wait for POLLOUT
+
+    ~Slave();  // closes the socket and the RDB file
+    std::string Name() const { return req.ip + ":" + std::to_string(req.port); }
+    std::string_view StateName() const;  // INFO's state=
+  };
   // kWaitMerge: a replica waits, the RDB is not asked for yet; kStarting: asked for, its
   // snapshot's sequence number not known yet; kRunning: the stream's start is fixed.
   enum class SaveState { kNone, kWaitMerge, kStarting, kRunning };
 
   void EnsureThread();
+  // mu_ held: the backlog starts, empty, right after `offset`; our writes are propagated.
+  void OpenBacklogAt(int64_t offset);
   void Loop();
   void Merge();                         // drain the workers' logs into the backlog
   void Append(std::string_view bytes);  // to the backlog, advancing the offset
   void AppendEntry(const repl::Entry& e);
   void Handle(Slave& s, int64_t now_ms);  // one replica's I/O
   void Answer(Slave& s);                  // PSYNC/SYNC's reply
-  void StartSave();
-  void NoteMerged();                 // an entry was merged (kStarting: its offset is kept)
-  void StartStream(int64_t offset);  // the full sync's stream starts after `offset`
+  void NoteMerged();                      // an entry was merged (kStarting: its offset is kept)
+  void StartStream(int64_t offset);       // the full sync's stream starts after `offset`
   void SaveDone(bool ok);
   void Trim();
   void Drop(Slave& s, const std::string& why);
@@ -192,6 +226,14 @@ class Master {
   // kStarting: (sequence number, end_ right after it) of each entry merged since the request.
   std::vector<std::pair<uint64_t, int64_t>> merged_at_;
   int64_t activated_ms_ = 0;
+  // WatchSeqs: (sequence number, end_ and cur_db_ right after it) of each entry merged meanwhile.
+  int watchers_ = 0;
+  struct SeqEnd {
+    uint64_t seq;
+    int64_t end;
+    int db;
+  };
+  std::vector<SeqEnd> seq_ends_;
 
   int64_t last_ping_ms_ = 0;
   bool want_ack_ = false;

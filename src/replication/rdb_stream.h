@@ -27,6 +27,12 @@ struct RdbLoadReport {
   uint64_t expired = 0;    // skipped: their expiry had passed
   uint64_t functions = 0;  // libraries loaded
   int64_t elapsed_ms = 0;
+  // The replication fields (aux repl-id, repl-offset, repl-stream-db), when all three are there
+  // and valid (Redis's rsi.repl_id_is_set, repl_offset != -1, repl_stream_db != -1).
+  bool has_repl = false;
+  std::string repl_id;
+  int64_t repl_offset = -1;
+  int repl_stream_db = -1;
 };
 
 // Reads `reader` (its header already read) to its EOF trailer, storing what it holds; function

@@ -11,9 +11,11 @@
 #include "base/db_key.h"
 #include "base/log.h"
 #include "base/numbers.h"
+#include "client/client_state.h"
 #include "client/services.h"
 #include "commands/command_table.h"
 #include "commands/shards.h"
+#include "net/tls.h"
 #include "rdb/file_format.h"
 #include "replication/rdb_stream.h"
 #include "replication/saved_history.h"
@@ -139,6 +141,52 @@ void Replica::ForgetSavedHistory() {
   synced_ = false;
 }
 
+void Replica::RestoreFromRdb(const std::string& replid, int64_t offset, int db, bool as_replica) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (as_replica) {
+    replid_ = replid;
+    replid2_.assign(40, '0');
+    second_offset_ = -1;
+    offset_ = offset;
+    stream_db_ = db;
+    LogNotice("Replication history restored from the RDB: replid " + replid + ", offset " +
+              std::to_string(offset) + " (a partial resynchronization may continue it)");
+  } else {
+    replid2_ = replid;
+    second_offset_ = offset + 1;
+    offset_ = offset;
+    LogNotice("Replication history of the RDB kept as the secondary replid " + replid +
+              ", offset " + std::to_string(offset) + " (former replicas may continue it)");
+  }
+  synced_ = true;
+}
+
+bool Replica::SnapshotHistory(bool master_backlog, std::string* replid, int64_t* offset, int* db,
+                              bool* valid, bool* by_seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *valid = false;
+  *by_seq = false;
+  if (host_.empty()) {
+    if (!master_backlog) return true;  // in no replication chain: nothing worth keeping
+    *valid = true;
+    *by_seq = true;
+    *replid = replid_;
+    return true;
+  }
+  if (!synced_) return true;  // no history (never synced, or a sync cut half-way)
+  // The link counts a command when it starts: one still running (or finished on another worker,
+  // its completion not yet back) may or may not be in the snapshot.
+  // (A command HoldStream held has not started: not counted, not run.)
+  if (link_live_.load() && held_ == nullptr && (link_ == nullptr || link_->request_pending())) {
+    return false;
+  }
+  *valid = true;
+  *replid = replid_;
+  *offset = offset_.load();
+  *db = link_ != nullptr ? static_cast<ClientState*>(link_->user_data)->db : stream_db_.load();
+  return true;
+}
+
 bool Replica::SaveHistoryAtShutdown(const std::string& data_file) {
   SavedHistory h;
   {
@@ -249,6 +297,20 @@ bool Replica::SyncOnce(uint64_t gen, const std::string& host, int port) {
   int64_t timeout_s = 60;
   ParseInt64(deps_.config_value("repl-timeout"), &timeout_s);
   SocketSource src(fd, cancelled, timeout_s * 1000);
+  std::unique_ptr<TlsSession> tls;
+  if (deps_.config_value("tls-replication") == "yes") {
+    // As Redis's connTLSConnect: the link is TLS from its first byte; the master is verified
+    // against tls-ca-cert-file / -dir.
+    tls = new_tls_session_ ? new_tls_session_(&error) : nullptr;
+    if (tls == nullptr || !src.StartTls(tls.get())) {
+      LogWarning("Unable to connect to MASTER: " +
+                 (tls == nullptr ? (error.empty() ? std::string("TLS is not available") : error)
+                                 : src.error()));
+      close(fd);
+      SetState(State::kConnect);
+      return false;
+    }
+  }
   std::string reply;
   bool failover = false;
   bool ok = Handshake(src, &reply, &failover);
@@ -300,7 +362,7 @@ bool Replica::SyncOnce(uint64_t gen, const std::string& host, int port) {
     SetState(State::kConnect);
     return false;
   }
-  ServeLink(gen, fd, src.TakeBuffered());
+  ServeLink(gen, fd, src.TakeBuffered(), std::move(tls));
   return true;
 }
 
@@ -495,12 +557,14 @@ bool Replica::FullSync(SocketSource& src, const std::string& reply) {
   return true;
 }
 
-void Replica::ServeLink(uint64_t gen, int fd, std::string leftover) {
+void Replica::ServeLink(uint64_t gen, int fd, std::string leftover,
+                        std::unique_ptr<TlsSession> tls) {
   struct OpenItem : MailboxItem {
     Replica* self;
     int fd;
     uint64_t id;
     std::string leftover;
+    std::unique_ptr<TlsSession> tls;
   };
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -513,10 +577,11 @@ void Replica::ServeLink(uint64_t gen, int fd, std::string leftover) {
   item->fd = fd;
   item->id = deps_.next_client_id();
   item->leftover = std::move(leftover);
+  item->tls = std::move(tls);
   item->run = [](MailboxItem* m) {
     auto* it = static_cast<OpenItem*>(m);
-    Connection::Open(Worker::Current(), it->fd, it->id, it->self, RequestParser::Limits{}, nullptr,
-                     it->leftover);
+    Connection::Open(Worker::Current(), it->fd, it->id, it->self, RequestParser::Limits{},
+                     it->tls.release(), it->leftover);
     delete it;
   };
   deps_.shards().at(0).worker->Post(item);

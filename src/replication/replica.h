@@ -22,10 +22,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "net/connection.h"
 #include "protocol/reply_writer.h"
@@ -34,6 +36,7 @@ namespace lavik {
 
 class ShardSet;
 class SocketSource;
+class TlsSession;
 struct Services;
 
 class Replica : public RequestHandler {
@@ -72,6 +75,11 @@ class Replica : public RequestHandler {
   // The Master's: our master answered +CONTINUE with a new replid (it was promoted); our own
   // replicas are disconnected, as Redis does, so they learn the new name. No lock held.
   void set_history_renamed(std::function<void()> fn) { history_renamed_ = std::move(fn); }
+  // tls-replication yes: a new client session for the link to the master (nullptr with *error
+  // if the context cannot be built). Set once at start-up.
+  void set_tls_session_factory(std::function<std::unique_ptr<TlsSession>(std::string*)> fn) {
+    new_tls_session_ = std::move(fn);
+  }
   // Start-up: the `replicaof` config's value ("host port", or "" for none).
   void FollowConfigured(std::string_view value);
   // REPLICAOF NO ONE: stops following, keeps the data; the master's replid becomes replid2.
@@ -86,6 +94,25 @@ class Replica : public RequestHandler {
   void TakeSavedHistory(const std::string& data_file, bool replicaof_configured);
   // Start-up: an RDB file was loaded into the data, which no longer follow that history.
   void ForgetSavedHistory();
+  // Start-up, after an RDB with replication fields (repl-id, repl-offset, repl-stream-db) was
+  // loaded, as Redis 7.0's loadDataFromDisk: on a replica (`replicaof` configured) the data
+  // follow that history (the first PSYNC continues it); on a master it becomes replid2, with
+  // second_repl_offset = offset + 1 and master_repl_offset = offset, so the master's former
+  // replicas can continue (the Master's backlog is restored by the caller).
+  void RestoreFromRdb(const std::string& replid, int64_t offset, int db, bool as_replica);
+
+  // A dump.rdb's replication fields at a snapshot's instant (Redis's rdbPopulateSaveInfo;
+  // called while every other worker is parked, or worker 0 is the caller): on a master, only
+  // with a backlog (`master_backlog`), the stream offset to be taken at the snapshot's sequence
+  // number (*by_seq); on a replica whose data follow its master's history, the offset processed
+  // and the stream's database. False: a command of the master's stream is in flight (its effect
+  // may or may not be in the snapshot), try again.
+  bool SnapshotHistory(bool master_backlog, std::string* replid, int64_t* offset, int* db,
+                       bool* valid, bool* by_seq);
+  // While a snapshot opens (calls nest; any thread): the master's stream is held, its next
+  // command not started (it waits, parsed, on the link), so the command in flight finishes and
+  // SnapshotHistory can tell the offset. Released, the held command runs on worker 0.
+  void HoldStream(bool on);
   // Clean shutdown, after Stop(), the workers stopped and the data file synced: saves the
   // history the data follow, if any. False (logged) if it could not be written.
   bool SaveHistoryAtShutdown(const std::string& data_file);
@@ -144,7 +171,8 @@ class Replica : public RequestHandler {
   bool Handshake(SocketSource& src, std::string* psync_reply, bool* failover);
   bool FullSync(SocketSource& src, const std::string& reply);
   bool FlushAll();  // every database, before a full sync's load
-  void ServeLink(uint64_t gen, int fd, std::string leftover);  // until the link closes
+  // Until the link closes; `tls`: the link's session (tls-replication), handed to the connection.
+  void ServeLink(uint64_t gen, int fd, std::string leftover, std::unique_ptr<TlsSession> tls);
   void PostToLink(bool close);  // ACK (or close the link) on worker 0
   bool Cancelled(uint64_t gen) const;
   void SetState(State s);
@@ -167,6 +195,16 @@ class Replica : public RequestHandler {
   // as Redis's cached master keeps its db (a master sends no SELECT on +CONTINUE).
   std::atomic<int> stream_db_{0};
   Connection* link_ = nullptr;  // worker 0 only
+  // From the link's OnOpen until its client is freed (its last command finished).
+  std::atomic<bool> link_live_{false};
+  // HoldStream: the holders; the command held (worker 0: its connection stays pending, so the
+  // argument views stay valid, until RunHeld runs it).
+  std::atomic<int> hold_{0};
+  Connection* held_ = nullptr;
+  std::vector<std::string_view> held_args_;
+  size_t held_bytes_ = 0;
+  Result RunStreamCommand(Connection& c, std::span<const std::string_view> args, size_t bytes);
+  void RunHeld();  // worker 0
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -179,6 +217,7 @@ class Replica : public RequestHandler {
   uint64_t link_gen_ = 0;        // the generation the link's connection serves (worker 0)
   std::function<void(bool, const std::string&)> failover_done_;
   std::function<void()> history_renamed_;
+  std::function<std::unique_ptr<TlsSession>(std::string*)> new_tls_session_;
   std::string replid_;
   std::string replid2_;
   int64_t second_offset_ = -1;

@@ -5,8 +5,11 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "client/client_state.h"
+#include "commands/shards.h"
 #include "replication/replica.h"
 #include "replication/socket_source.h"
+#include "runtime/mailbox.h"
+#include "runtime/worker.h"
 
 namespace lavik {
 namespace {
@@ -29,7 +32,9 @@ void Replica::OnOpen(Connection& c) {
   cl->reply_off = true;  // the master reads no reply (GETACK's ACK is written below)
   // The link is over once its client is freed: after its last command finished, so a new link's
   // commands cannot overtake one of the old link still running on another worker.
+  link_live_ = true;
   cl->on_free = [this] {
+    link_live_ = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       link_closed_ = true;
@@ -45,11 +50,54 @@ RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::st
   // A link REPLICAOF (or a promotion) has ended, not yet closed: nothing more of it applies.
   if (Cancelled(link_gen_)) return Result::kDone;
   last_io_ms_ = NowMs();
+  if (hold_.load(std::memory_order_acquire) > 0) {
+    // A snapshot is opening: this command waits (not counted, not run) until it is open.
+    held_ = &c;
+    held_args_.assign(args.begin(), args.end());
+    held_bytes_ = c.request_bytes();
+    return Result::kPending;
+  }
+  return RunStreamCommand(c, args, c.request_bytes());
+}
+
+void Replica::HoldStream(bool on) {
+  if (on) {
+    hold_.fetch_add(1, std::memory_order_acq_rel);
+    return;
+  }
+  if (hold_.fetch_sub(1, std::memory_order_acq_rel) != 1 || !deps_.shards) return;
+  struct HeldItem : MailboxItem {
+    Replica* self;
+  };
+  auto* item = new HeldItem();
+  item->self = this;
+  item->run = [](MailboxItem* m) {
+    auto* it = static_cast<HeldItem*>(m);
+    it->self->RunHeld();
+    delete it;
+  };
+  deps_.shards().at(0).worker->Post(item);
+}
+
+void Replica::RunHeld() {
+  if (held_ == nullptr || hold_.load(std::memory_order_acquire) > 0) return;
+  Connection* c = held_;
+  held_ = nullptr;
+  std::vector<std::string_view> args = std::move(held_args_);
+  held_args_.clear();
+  const Result r = Cancelled(link_gen_) ? Result::kDone : RunStreamCommand(*c, args, held_bytes_);
+  if (r == Result::kClose) c->CloseAfterReply();
+  if (r != Result::kPending) c->Resume();  // the connection goes on with its next request
+}
+
+RequestHandler::Result Replica::RunStreamCommand(Connection& c,
+                                                 std::span<const std::string_view> args,
+                                                 size_t bytes) {
   // Counted when the command starts: the connection runs one at a time, so every command before
   // it has finished, and a GETACK answers the offset of the commands before it.
   const int64_t before = offset_.load(std::memory_order_relaxed);
-  if (deps_.feed) deps_.feed(before, args, c.request_bytes());  // our own replicas' stream
-  offset_.store(before + static_cast<int64_t>(c.request_bytes()), std::memory_order_relaxed);
+  if (deps_.feed) deps_.feed(before, args, bytes);  // our own replicas' stream
+  offset_.store(before + static_cast<int64_t>(bytes), std::memory_order_relaxed);
   if (EqualsNoCase(args[0], "replconf")) {
     if (args.size() >= 2 && EqualsNoCase(args[1], "getack"))
       c.output()->append(RespArray({"REPLCONF", "ACK", std::to_string(before)}));
@@ -70,6 +118,23 @@ RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::st
 
 void Replica::OnClose(Connection& c) {
   link_ = nullptr;
+  if (held_ == &c) {
+    // A command HoldStream held is dropped (never counted: the next PSYNC asks for it again);
+    // the connection, pending for it, is resumed so it can be freed (once this returns).
+    held_ = nullptr;
+    held_args_.clear();
+    struct ResumeItem : MailboxItem {
+      Connection* c;
+    };
+    auto* item = new ResumeItem();
+    item->c = &c;
+    item->run = [](MailboxItem* m) {
+      auto* it = static_cast<ResumeItem*>(m);
+      it->c->Resume();
+      delete it;
+    };
+    c.worker()->Post(item);
+  }
   if (auto* cl = static_cast<ClientState*>(c.user_data); cl != nullptr) stream_db_ = cl->db;
   {
     std::lock_guard<std::mutex> lock(mu_);

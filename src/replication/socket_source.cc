@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "base/clock.h"
+#include "net/tls.h"
 
 namespace lavik {
 namespace {
@@ -53,24 +54,69 @@ SocketSource::SocketSource(int fd, std::function<bool()> cancelled, int64_t time
   buf_.resize(kBufferBytes);
 }
 
-bool SocketSource::Refill() {
-  if (!error_.empty()) return false;
+bool SocketSource::StartTls(TlsSession* tls) {
+  tls_ = tls;
+  if (!tls_->Feed(nullptr, 0)) {  // the ClientHello
+    error_ = "TLS: " + tls_->error();
+    return false;
+  }
+  while (!tls_->handshake_done()) {
+    if (!FlushTls() || !RecvTls()) return false;
+  }
+  return FlushTls();
+}
+
+bool SocketSource::FlushTls() {
+  std::string out;
+  tls_->TakeOutput(&out);
+  return SendRaw(out);
+}
+
+size_t SocketSource::RecvRaw(char* dst, size_t cap) {
   for (;;) {
-    if (WaitFor(fd_, POLLIN, timeout_ms_, cancelled_, &error_) != 1) return false;
-    const ssize_t got = recv(fd_, buf_.data(), buf_.size(), 0);
+    if (WaitFor(fd_, POLLIN, timeout_ms_, cancelled_, &error_) != 1) return 0;
+    const ssize_t got = recv(fd_, dst, cap, 0);
     if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (got < 0) {
       error_ = std::strerror(errno);
-      return false;
+      return 0;
     }
-    if (got == 0) {
-      error_ = "connection closed by the master";
-      return false;
-    }
-    pos_ = 0;
-    end_ = static_cast<size_t>(got);
-    return true;
+    if (got == 0) error_ = "connection closed by the master";
+    return static_cast<size_t>(got);
   }
+}
+
+bool SocketSource::RecvTls() {
+  std::string raw(16 << 10, '\0');
+  const size_t got = RecvRaw(raw.data(), raw.size());
+  if (got == 0) return false;
+  if (!tls_->Feed(raw.data(), got)) {
+    error_ = "TLS: " + tls_->error();
+    return false;
+  }
+  return true;
+}
+
+bool SocketSource::Refill() {
+  if (!error_.empty()) return false;
+  while (tls_ != nullptr) {
+    const long n = tls_->ReadPlain(buf_.data(), buf_.size());
+    if (n > 0) {
+      pos_ = 0;
+      end_ = static_cast<size_t>(n);
+      return true;
+    }
+    if (n < 0) {
+      error_ = tls_->closed_by_peer() ? "connection closed by the master" : "TLS: " + tls_->error();
+      return false;
+    }
+    if (!FlushTls() || !RecvTls()) return false;
+  }
+  const size_t got = RecvRaw(buf_.data(), buf_.size());
+  if (got == 0) return false;
+  pos_ = 0;
+  end_ = got;
+  return true;
 }
 
 bool SocketSource::ReadLine(std::string* line) {
@@ -95,6 +141,15 @@ bool SocketSource::ReadLine(std::string* line) {
 }
 
 bool SocketSource::WriteAll(std::string_view bytes) {
+  if (tls_ == nullptr) return SendRaw(bytes);
+  if (!tls_->WritePlain(bytes)) {
+    error_ = "TLS: " + tls_->error();
+    return false;
+  }
+  return FlushTls();
+}
+
+bool SocketSource::SendRaw(std::string_view bytes) {
   while (!bytes.empty()) {
     if (WaitFor(fd_, POLLOUT, timeout_ms_, cancelled_, &error_) != 1) return false;
     const ssize_t n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -111,6 +166,12 @@ bool SocketSource::WriteAll(std::string_view bytes) {
 std::string SocketSource::TakeBuffered() {
   std::string out(buf_.data() + pos_, end_ - pos_);
   pos_ = end_ = 0;
+  // What the session already decrypted goes with it (the rest stays in the session).
+  while (tls_ != nullptr) {
+    const long n = tls_->ReadPlain(buf_.data(), buf_.size());
+    if (n <= 0) break;
+    out.append(buf_.data(), static_cast<size_t>(n));
+  }
   return out;
 }
 

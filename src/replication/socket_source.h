@@ -20,6 +20,8 @@
 
 namespace lavik {
 
+class TlsSession;
+
 class SocketSource : public rdb::BufferedSource {
  public:
   SocketSource(int fd, std::function<bool()> cancelled, int64_t timeout_ms);
@@ -29,11 +31,20 @@ class SocketSource : public rdb::BufferedSource {
   // Writes all of `bytes` (bounded like the reads).
   bool WriteAll(std::string_view bytes);
 
-  std::string TakeBuffered();  // received, not handed out yet
+  // tls-replication: from now on the link speaks TLS through `tls` (a client session, not
+  // owned), after its handshake, which this runs (bounded like the reads). False on failure.
+  bool StartTls(TlsSession* tls);
+
+  std::string TakeBuffered();  // received (decrypted), not handed out yet
   const std::string& error() const { return error_; }
 
  private:
   bool Refill() override;
+  bool SendRaw(std::string_view bytes);
+  size_t RecvRaw(char* dst, size_t cap);  // > 0 bytes received; 0 with error_ set
+  bool FlushTls();                        // the session's ciphertext to the socket
+  bool RecvTls();                         // ciphertext from the socket into the session
+  TlsSession* tls_ = nullptr;
   int fd_;
   std::function<bool()> cancelled_;
   int64_t timeout_ms_;

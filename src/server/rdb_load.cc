@@ -4,6 +4,7 @@
 
 #include "base/clock.h"
 #include "base/db_key.h"
+#include "base/numbers.h"
 #include "rdb/file_format.h"
 #include "rdb/file_source.h"
 #include "replication/rdb_stream.h"
@@ -19,8 +20,28 @@ std::string ReadError(const rdb::FileReader& reader, const rdb::FileSource& src)
   return e;
 }
 
+// The replication fields among the file's AUX fields (Redis 7.0's rdbLoadRio: repl-id must
+// be 40 characters; the others integers).
+void ReadReplFields(const rdb::FileReader& reader, RdbLoadReport* report) {
+  bool id = false, off = false, db = false;
+  for (const auto& [name, value] : reader.aux()) {
+    int64_t n = 0;
+    if (name == "repl-id" && value.size() == 40) {
+      report->repl_id = value;
+      id = true;
+    } else if (name == "repl-offset" && ParseInt64(value, &n)) {
+      report->repl_offset = n;
+      off = n != -1;
+    } else if (name == "repl-stream-db" && ParseInt64(value, &n)) {
+      report->repl_stream_db = static_cast<int>(n);
+      db = n >= 0 && n < kMaxDatabases;
+    }
+  }
+  report->has_repl = id && off && db;
+}
+
 // Pass 1: every byte checked, nothing stored.
-bool Validate(const std::string& path, std::string* error) {
+bool Validate(const std::string& path, RdbLoadReport* report, std::string* error) {
   rdb::FileSource src(path);
   if (!src.ok()) {
     *error = "Cannot open the RDB file " + path + ": " + src.error();
@@ -49,6 +70,7 @@ bool Validate(const std::string& path, std::string* error) {
         continue;
       }
       case rdb::FileReader::Item::kEof:
+        ReadReplFields(reader, report);
         return true;
       case rdb::FileReader::Item::kError:
         *error = ReadError(reader, src);
@@ -62,7 +84,7 @@ bool Validate(const std::string& path, std::string* error) {
 bool LoadRdbFile(ShardSet& shards, const std::string& path, RdbLoadReport* report,
                  std::string* error) {
   const int64_t start = NowMs();
-  if (!Validate(path, error)) return false;
+  if (!Validate(path, report, error)) return false;
   rdb::FileSource src(path);
   rdb::FileReader reader(src, kMaxDatabases);
   if (!src.ok() || !reader.ReadHeader()) {

@@ -235,47 +235,94 @@ Task UnlockAll(ShardSet& shards) {
 }
 
 std::atomic<uint64_t> g_snapshot_ids{0};
+constexpr int kReplAttempts = 100;  // openings tried while our master's stream is mid-command
+
+RdbReplHooks& ReplHooks() {
+  static RdbReplHooks hooks;
+  return hooks;
+}
 
 }  // namespace
 
 Task BeginRdbSnapshot(ShardSet& shards, RdbSnapshot* snap) {
-  snap->id = g_snapshot_ids.fetch_add(1) + 1;
-  // Every shard's lock (ascending, as any multi-shard command): no command that spans shards is
-  // between two of its steps. Then the flush gate; a FLUSHDB waiting for these locks may hold
-  // it, so give the locks back and retry rather than wait holding them.
-  for (;;) {
-    for (int w = 0; w < shards.size(); ++w) co_await ShardLockAwaiter(&shards.at(w), snap);
-    if (SnapshotGate::TryBeginSnapshot()) break;
+  const RdbReplHooks& hooks = ReplHooks();
+  if (hooks.watch) hooks.watch(true);
+  bool by_seq = false;
+  for (int attempt = 1;; ++attempt) {
+    snap->id = g_snapshot_ids.fetch_add(1) + 1;
+    // Every shard's lock (ascending, as any multi-shard command): no command that spans shards
+    // is between two of its steps. Then the flush gate; a FLUSHDB waiting for these locks may
+    // hold it, so give the locks back and retry rather than wait holding them.
+    for (;;) {
+      for (int w = 0; w < shards.size(); ++w) co_await ShardLockAwaiter(&shards.at(w), snap);
+      if (SnapshotGate::TryBeginSnapshot()) break;
+      co_await UnlockAll(shards);
+      co_await YieldToLoop();
+    }
+    // The instant: every other worker parked in RunPark (its snapshot open), then this one's,
+    // the sequence number, the database map and the replication history, with nothing running
+    // anywhere else.
+    auto all = std::make_shared<ParkAll>();
+    Worker* const home = Worker::Current();
+    int parked = 0;
+    for (int w = 0; w < shards.size(); ++w) {
+      Shard& s = shards.at(w);
+      if (s.worker == home) continue;
+      auto* p = new Park();
+      p->all = all;
+      p->store = &s.store;
+      p->id = snap->id;
+      p->run = &RunPark;
+      s.worker->Post(p);
+      ++parked;
+    }
+    while (all->arrived.load(std::memory_order_acquire) < parked) co_await YieldToLoop();
+    for (int w = 0; w < shards.size(); ++w) {
+      if (shards.at(w).worker == home) shards.at(w).store.BeginSnapshot(snap->id);
+    }
+    snap->seq = repl::LastSeq();
+    for (int d = 0; d < kMaxDatabases; ++d)
+      snap->physical[static_cast<size_t>(d)] = DbMap::Physical(d);
+    snap->open = true;
+    snap->repl = RdbReplInfo{};
+    by_seq = false;
+    const bool known = !hooks.at_instant || hooks.at_instant(&snap->repl, &by_seq);
+    all->release.store(true, std::memory_order_release);
     co_await UnlockAll(shards);
+    if (known) break;
+    // A command of our master's stream was in flight: whether its effect is in the snapshot
+    // cannot be told, so the offset could not match. Again, once it finished.
+    if (attempt == kReplAttempts) {
+      LogWarning(
+          "RDB snapshot: our master's stream kept a command in flight; the RDB gets no "
+          "replication fields");
+      snap->repl.valid = false;
+      break;
+    }
+    co_await EndRdbSnapshot(shards, snap);
     co_await YieldToLoop();
   }
-  // The instant: every other worker parked in RunPark (its snapshot open), then this one's, the
-  // sequence number and the database map, with nothing running anywhere else.
-  auto all = std::make_shared<ParkAll>();
-  Worker* const home = Worker::Current();
-  int parked = 0;
-  for (int w = 0; w < shards.size(); ++w) {
-    Shard& s = shards.at(w);
-    if (s.worker == home) continue;
-    auto* p = new Park();
-    p->all = all;
-    p->store = &s.store;
-    p->id = snap->id;
-    p->run = &RunPark;
-    s.worker->Post(p);
-    ++parked;
+  if (snap->repl.valid && by_seq) {
+    // A master: the offset right after the snapshot's last write, once the merge passed it.
+    const int64_t deadline = NowMs() + 2000;
+    int db = -1;
+    while (!hooks.offset_of_seq(snap->seq, &snap->repl.offset, &db)) {
+      if (NowMs() > deadline) {
+        LogWarning(
+            "RDB snapshot: the stream offset of its last write is not known; the RDB gets "
+            "no replication fields");
+        snap->repl.valid = false;
+        break;
+      }
+      co_await YieldToLoop();
+    }
+    // As Redis's slaveseldb: -1 (no SELECT sent yet) is saved as 0.
+    snap->repl.db = db < 0 ? 0 : db;
   }
-  while (all->arrived.load(std::memory_order_acquire) < parked) co_await YieldToLoop();
-  for (int w = 0; w < shards.size(); ++w) {
-    if (shards.at(w).worker == home) shards.at(w).store.BeginSnapshot(snap->id);
-  }
-  snap->seq = repl::LastSeq();
-  for (int d = 0; d < kMaxDatabases; ++d)
-    snap->physical[static_cast<size_t>(d)] = DbMap::Physical(d);
-  snap->open = true;
-  all->release.store(true, std::memory_order_release);
-  co_await UnlockAll(shards);
+  if (hooks.watch) hooks.watch(false);
 }
+
+void SetRdbReplHooks(RdbReplHooks hooks) { ReplHooks() = std::move(hooks); }
 
 Task EndRdbSnapshot(ShardSet& shards, RdbSnapshot* snap) {
   if (!snap->open) co_return;
@@ -310,6 +357,12 @@ Task WriteRdbFile(ShardSet& shards, const RdbSnapshot& snap, const std::string& 
   run.writer.Aux("redis-bits", "64");
   run.writer.Aux("ctime", std::to_string(NowMs() / 1000));
   run.writer.Aux("used-mem", std::to_string(ResidentBytes()));
+  if (snap.repl.valid) {
+    // As Redis 7.0's rdbSaveInfoAuxFields, between used-mem and aof-base.
+    run.writer.Aux("repl-stream-db", std::to_string(snap.repl.db));
+    run.writer.Aux("repl-id", snap.repl.replid);
+    run.writer.Aux("repl-offset", std::to_string(snap.repl.offset));
+  }
   run.writer.Aux("aof-base", "0");
   for (const FunctionLibrary& lib : FunctionRegistry::Get().List()) run.writer.Function(lib.code);
   // Database by database, in the client's numbering: SELECTDB + RESIZEDB (the counts now; Redis's

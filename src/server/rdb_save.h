@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,31 @@ namespace lavik {
 
 class ShardSet;
 
+// The replication fields of an RDB (Redis 7.0's rdbSaveInfo: aux repl-stream-db, repl-id,
+// repl-offset), for the history the snapshot's data follow; written only when `valid`.
+struct RdbReplInfo {
+  bool valid = false;
+  int db = 0;
+  std::string replid;
+  int64_t offset = 0;
+};
+
+// How a snapshot learns its RdbReplInfo (set once by the server; none: no fields written).
+struct RdbReplHooks {
+  // Before the snapshot opens / once it is resolved: the master records the stream offset after
+  // each merged entry meanwhile (offset_of_seq's table).
+  std::function<void(bool on)> watch;
+  // At the snapshot's instant (every other worker parked): fills *info; *by_seq: the offset is
+  // the stream's right after the snapshot's sequence number (a master), to be asked of
+  // offset_of_seq. False: cannot be told at this instant (a command of our master's stream is
+  // in flight): the snapshot is opened again.
+  std::function<bool(RdbReplInfo* info, bool* by_seq)> at_instant;
+  // The stream offset (and its database, -1 for none selected) right after the entry numbered
+  // `seq`; false while the merge has not passed it yet.
+  std::function<bool(uint64_t seq, int64_t* offset, int* db)> offset_of_seq;
+};
+void SetRdbReplHooks(RdbReplHooks hooks);
+
 // A snapshot of every shard for one walk.
 struct RdbSnapshot {
   uint64_t id = 0;
@@ -32,6 +58,7 @@ struct RdbSnapshot {
   uint64_t seq = 0;
   std::array<int, kMaxDatabases> physical{};  // DbMap::Physical at that instant (SWAPDB after it)
   bool open = false;
+  RdbReplInfo repl;  // the replication history at that instant (written as aux fields)
 };
 
 // Opens *snap on every shard at one instant: takes every shard's lock (so no multi-shard

@@ -234,6 +234,14 @@ bool Server::LoadRdbBeforeServing(std::string* error) {
   LogNotice("Done loading RDB, keys loaded: " + std::to_string(report.keys) +
             ", keys expired: " + std::to_string(report.expired) + ", function libraries: " +
             std::to_string(report.functions) + ", in " + std::to_string(report.elapsed_ms) + " ms");
+  // Redis 7.0's loadDataFromDisk: the RDB's replication fields (doc/rdb.md, "Replication
+  // fields"). A replica continues that history; a master keeps it as replid2 and starts its
+  // backlog right after it, so its former replicas continue.
+  if (report.has_repl) {
+    const bool as_replica = !ConfigValue("replicaof").empty();
+    replica_->RestoreFromRdb(report.repl_id, report.repl_offset, report.repl_stream_db, as_replica);
+    if (!as_replica) master_->RestoreBacklogAt(report.repl_offset);
+  }
   struct StartItem : MailboxItem {
     Server* server;
   };
@@ -267,6 +275,36 @@ bool Server::StartWorkers(std::string* error) {
     io_pools_.push_back(std::make_unique<IoBufferPool>());
   }
   replica_->TakeSavedHistory(config_.data_file, !ConfigValue("replicaof").empty());
+  // tls-replication: the link to our master (as Redis's client context: tls-client-cert-file and
+  // its key if set, else tls-cert-file's).
+  replica_->set_tls_session_factory([this](std::string* error) -> std::unique_ptr<TlsSession> {
+    TlsSettings s;
+    {
+      std::lock_guard<std::mutex> lock(config_mu_);
+      s = TlsSettingsFrom(registry_);
+    }
+    if (const std::string cert = ConfigValue("tls-client-cert-file"); !cert.empty()) {
+      s.cert_file = cert;
+      s.key_file = ConfigValue("tls-client-key-file");
+      s.key_file_pass = ConfigValue("tls-client-key-file-pass");
+    }
+    std::shared_ptr<TlsContext> ctx = TlsContext::CreateClient(s, error);
+    return ctx == nullptr ? nullptr : ctx->NewClientSession();
+  });
+  // dump.rdb's replication fields (server/rdb_save.h): what a snapshot's instant says of the
+  // history, and for a master the stream offset of its last write.
+  SetRdbReplHooks(RdbReplHooks{[this](bool on) {
+                                 master_->WatchSeqs(on);
+                                 replica_->HoldStream(on);
+                               },
+                               [this](RdbReplInfo* info, bool* by_seq) {
+                                 return replica_->SnapshotHistory(master_->backlog_active(),
+                                                                  &info->replid, &info->offset,
+                                                                  &info->db, &info->valid, by_seq);
+                               },
+                               [this](uint64_t seq, int64_t* offset, int* db) {
+                                 return master_->OffsetOfSeq(seq, offset, db);
+                               }});
   if (!OpenStorage(error)) return false;
   if (!config_.load_rdb.empty()) {
     rdb_to_load_ = config_.load_rdb;

@@ -76,6 +76,26 @@ TEST(RdbFileFormat, HeaderAndTrailer) {
   EXPECT_EQ(crc, Crc64(0, f.data(), 10));
 }
 
+TEST(RdbFileFormat, AuxFieldsAreKeptInOrder) {
+  FileWriter w;
+  w.Aux("redis-ver", "7.0.15");
+  w.Aux("repl-stream-db", "3");  // an integer: written int-encoded, read back as text
+  w.Aux("repl-id", std::string(40, 'a'));
+  w.Aux("repl-offset", "123456789");
+  w.Finish();
+  const std::string bytes = w.Take();
+  StringSource src(bytes);
+  FileReader r(src, 16);
+  ASSERT_TRUE(r.ReadHeader());
+  FileReader::Entry e;
+  ASSERT_EQ(r.Next(&e), FileReader::Item::kEof) << r.error();
+  const std::vector<std::pair<std::string, std::string>> want = {{"redis-ver", "7.0.15"},
+                                                                 {"repl-stream-db", "3"},
+                                                                 {"repl-id", std::string(40, 'a')},
+                                                                 {"repl-offset", "123456789"}};
+  EXPECT_EQ(r.aux(), want);
+}
+
 TEST(RdbFileFormat, TakeInPiecesKeepsOneChecksum) {
   FileWriter a, b;
   std::string pieces;
