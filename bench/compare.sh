@@ -38,6 +38,7 @@
 #   BENCH_KEYSPACE [1000000]     BENCH_VALUE_SIZE [1024]   BENCH_SERVERS ["lavik redis"]
 #   BENCH_DEVICE [1]  DEVICE_CACHE_MB [64]  DEVICE_FACTOR [10]  DEVICE_CLIENTS [32]
 #   DEVICE_REQUESTS [300000]  FIO_SECONDS [10]
+#   LAVIK_LEGACY_IO / LAVIK_FIXED_FILES: passed to lavik (older I/O paths; doc/threading.md)
 #   RESULTS_DIR [bench/results]  KEEP_TMP [0: the temporary directory is deleted on exit]
 #
 # Output: a table on stdout, the same table as Markdown in RESULTS_DIR/compare-<stamp>.md, and
@@ -430,6 +431,10 @@ if ((DEVICE_DONE)); then
   )
 fi
 
+# The I/O switches lavik reads from the environment (doc/threading.md): a run with one of them set
+# measures the older path of the same binary.
+LAVIK_ENV=$(env | grep -E '^LAVIK_(LEGACY_IO|FIXED_FILES)=' | sort | tr '\n' ' ' || true)
+LAVIK_ENV=${LAVIK_ENV:-none}
 SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $BENCH_REQUESTS -c <conns> -P <P> --csv; key space pre-filled (every GET hits)"
 
 {
@@ -437,6 +442,7 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   echo "lavik vs redis-server, $(date '+%Y-%m-%d %H:%M:%S %Z'), $(nproc) CPUs"
   echo "lavik: $LAVIK_VERSION (git $GIT_REV); redis: $REDIS_VERSION; $BENCH_VERSION"
   echo "pinning: $PINNING"
+  echo "lavik I/O switches: $LAVIK_ENV"
   echo "settings: $SETTINGS"
   echo "load average (other users of the machine skew ops/s): $LOAD_START at start, $LOAD_END at end"
   echo
@@ -467,6 +473,7 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   echo "- client: $BENCH_VERSION"
   echo "- machine: $(nproc) CPUs, $(uname -r)"
   echo "- pinning: $PINNING"
+  echo "- lavik I/O switches (environment): $LAVIK_ENV"
   echo "- settings: \`$SETTINGS\`"
   echo "- load average: $LOAD_START at start, $LOAD_END at end (other users of the machine skew ops/s)"
   echo "- servers measured one at a time (interleaved per point); CPU = utime+stime of the server process (all threads)"

@@ -85,6 +85,8 @@ Connection::Connection(Worker* worker, int fd, uint64_t id, RequestHandler* hand
   recv_op_.conn = this;
   send_op_.complete = &Connection::OnSend;
   send_op_.conn = this;
+  // TLS keeps the plain fd: its handshake and the session's I/O go through the socket itself.
+  if (tls == nullptr) slot_ = worker->loop().RegisterFile(fd);
   ++live_connections;
 }
 
@@ -167,8 +169,9 @@ void Connection::ArmRecv() {
   if (tls_ == nullptr && !no_buffers_ && loop.has_recv_buffers()) {
     // Armed once; stays armed while the socket delivers (IORING_CQE_F_MORE), pending or not.
     io_uring_sqe* sqe = loop.Prepare(&recv_op_);
-    io_uring_prep_recv_multishot(sqe, fd_, nullptr, 0, 0);
+    io_uring_prep_recv_multishot(sqe, ring_fd(), nullptr, 0, 0);
     sqe->flags |= IOSQE_BUFFER_SELECT;
+    PrepFlags(sqe);
     sqe->buf_group = EventLoop::kRecvGroup;
     recv_inflight_ = true;
     multishot_ = true;
@@ -182,7 +185,8 @@ void Connection::ArmRecv() {
   }
   io_uring_sqe* sqe = loop.Prepare(&recv_op_);
   if (tls_ == nullptr) {
-    io_uring_prep_recv(sqe, fd_, in_ + in_len_, in_cap_ - in_len_, 0);
+    io_uring_prep_recv(sqe, ring_fd(), in_ + in_len_, in_cap_ - in_len_, 0);
+    PrepFlags(sqe);
   } else {
     io_uring_prep_recv(sqe, fd_, tls_->recv_buffer(), TlsSession::kRecvBufferSize, 0);
   }
@@ -345,7 +349,8 @@ void Connection::Flush() {
   out_.clear();
   sent_ = 0;
   io_uring_sqe* sqe = worker_->loop().Prepare(&send_op_);
-  io_uring_prep_send(sqe, fd_, sending_.data(), sending_.size(), MSG_NOSIGNAL);
+  io_uring_prep_send(sqe, ring_fd(), sending_.data(), sending_.size(), MSG_NOSIGNAL);
+  PrepFlags(sqe);
   send_inflight_ = true;
 }
 
@@ -363,8 +368,9 @@ void Connection::OnSend(IoOp* op, int res, uint32_t) {
   if (res > 0) c->sent_ += static_cast<size_t>(res);
   if (c->sent_ < c->sending_.size()) {
     io_uring_sqe* sqe = c->worker_->loop().Prepare(&c->send_op_);
-    io_uring_prep_send(sqe, c->fd_, c->sending_.data() + c->sent_, c->sending_.size() - c->sent_,
-                       MSG_NOSIGNAL);
+    io_uring_prep_send(sqe, c->ring_fd(), c->sending_.data() + c->sent_,
+                       c->sending_.size() - c->sent_, MSG_NOSIGNAL);
+    c->PrepFlags(sqe);
     c->send_inflight_ = true;
     return;
   }
@@ -378,6 +384,9 @@ void Connection::OnSend(IoOp* op, int res, uint32_t) {
 
 void Connection::MaybeFinish() {
   if (!closed_ || recv_inflight_ || send_inflight_ || pending_ || dirty_) return;
+  // The table's reference first: close() alone would leave the socket open through it.
+  worker_->loop().UnregisterFile(slot_);
+  slot_ = -1;
   close(fd_);
   fd_ = -1;
   delete this;

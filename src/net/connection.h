@@ -141,8 +141,17 @@ class Connection {
   // TLS: encrypts out_ and replaces it with the ciphertext to send.
   void TlsSeal();
 
+  // The fd the ring's requests name: the slot of fd_ in the ring's file table (flag
+  // IOSQE_FIXED_FILE, no fget/fput per recv and send) for a plain TCP connection when the table
+  // has room, else fd_ itself. fd_ stays open for everything else (shutdown, getpeername, poll).
+  int ring_fd() const { return slot_ >= 0 ? slot_ : fd_; }
+  void PrepFlags(io_uring_sqe* sqe) const {
+    if (slot_ >= 0) sqe->flags |= IOSQE_FIXED_FILE;
+  }
+
   Worker* const worker_;
   int fd_;
+  int slot_ = -1;  // fd_'s slot in the worker ring's file table, -1: none
   const uint64_t id_;
   RequestHandler* const handler_;
   RequestParser parser_;

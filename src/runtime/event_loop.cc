@@ -2,6 +2,7 @@
 
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -55,6 +56,36 @@ void EventLoop::RecycleRecvBuffer(uint16_t bid) {
   io_uring_buf_ring_advance(recv_ring_, 1);
 }
 
+void EventLoop::InitFileTable() {
+  // The kernel refuses a table larger than RLIMIT_NOFILE; past the table's size a connection
+  // keeps its plain fd. 16,384 slots cost 128 KiB of kernel memory per ring.
+  rlimit rl{};
+  rlim_t slots = 16384;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < slots) slots = rl.rlim_cur;
+  if (slots < 16) return;
+  if (io_uring_register_files_sparse(&ring_, static_cast<unsigned>(slots)) != 0) return;
+  file_slots_ = static_cast<unsigned>(slots);
+  free_file_slots_.reserve(file_slots_);
+  for (unsigned i = file_slots_; i > 0; --i) free_file_slots_.push_back(static_cast<int>(i - 1));
+}
+
+int EventLoop::RegisterFile(int fd) {
+  if (free_file_slots_.empty() || fd < 0) return -1;
+  const int slot = free_file_slots_.back();
+  if (io_uring_register_files_update(&ring_, static_cast<unsigned>(slot), &fd, 1) != 1) return -1;
+  free_file_slots_.pop_back();
+  return slot;
+}
+
+void EventLoop::UnregisterFile(int slot) {
+  if (slot < 0) return;
+  int none = -1;
+  // Drops the table's reference; requests still in flight on the slot keep theirs.
+  if (io_uring_register_files_update(&ring_, static_cast<unsigned>(slot), &none, 1) == 1) {
+    free_file_slots_.push_back(slot);
+  }
+}
+
 bool EventLoop::Init(unsigned entries, std::string* error) {
   io_uring_params params{};
   params.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
@@ -84,6 +115,10 @@ bool EventLoop::Init(unsigned entries, std::string* error) {
   }
   // Saves the file-table lookup of the ring on every io_uring_enter (best effort).
   if (!legacy) io_uring_register_ring_fd(&ring_);
+  // LAVIK_FIXED_FILES=0: no registered descriptors (sockets and data file use plain fds), to
+  // measure that lever alone; LAVIK_LEGACY_IO turns it off too.
+  const char* fixed = std::getenv("LAVIK_FIXED_FILES");
+  if (!legacy && !(fixed != nullptr && std::strcmp(fixed, "0") == 0)) InitFileTable();
   msg_fail_op_.complete = [](IoOp* op, int res, uint32_t) {
     if (res < 0) static_cast<WakeOp*>(op)->loop->Wake();
   };

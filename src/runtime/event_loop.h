@@ -65,6 +65,16 @@ class EventLoop {
   const char* recv_buffer(uint16_t bid) const { return recv_bufs_ + size_t{bid} * kRecvBufferSize; }
   void RecycleRecvBuffer(uint16_t bid);
 
+  // Registered (direct) descriptors: a sparse file table of the ring. A descriptor installed in
+  // it is used with IOSQE_FIXED_FILE and its slot number in place of the fd, which spares the
+  // kernel the file-table lookup and reference count (fget/fput) of every request on it. The
+  // table holds its own reference to the file: the owner must UnregisterFile before it closes
+  // the fd for the file to go away. -1 when the table is full or absent (LAVIK_LEGACY_IO,
+  // LAVIK_FIXED_FILES=0, an old kernel): the caller then keeps using the plain fd.
+  int RegisterFile(int fd);
+  void UnregisterFile(int slot);
+  bool has_file_table() const { return file_slots_ > 0; }
+
   uint64_t turns() const { return turns_; }
   io_uring* ring() { return &ring_; }  // owner thread: e.g. to register buffers
 
@@ -72,6 +82,7 @@ class EventLoop {
   static void OnWakeRead(IoOp* op, int res, uint32_t flags);
   void ArmWakeRead();
   void InitRecvBuffers();
+  void InitFileTable();
 
   io_uring ring_{};
   bool ready_ = false;
@@ -87,6 +98,8 @@ class EventLoop {
   uint64_t turns_ = 0;
   io_uring_buf_ring* recv_ring_ = nullptr;  // kRecvBuffers entries (mmap)
   char* recv_bufs_ = nullptr;               // kRecvBuffers x kRecvBufferSize (mmap)
+  unsigned file_slots_ = 0;                 // size of the sparse file table (0: none)
+  std::vector<int> free_file_slots_;        // unused slots, lowest last
 };
 
 }  // namespace lavik

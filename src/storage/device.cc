@@ -157,6 +157,8 @@ AlignedBuffer UringDevice::Buffer(size_t size) {
 void UringDevice::Submit(IoRequest* req) {
   Count(*req);
   req->complete = &UringDevice::OnComplete;
+  if (slot_ == kNotYet) slot_ = loop_->RegisterFile(fd_);
+  const int fd = slot_ >= 0 ? slot_ : fd_;
   io_uring_sqe* sqe = loop_->Prepare(req);
   const bool fixed = pool_ != nullptr && pool_->Contains(req->buf(), req->len());
   if (fixed) ++fixed_ios_;
@@ -164,22 +166,23 @@ void UringDevice::Submit(IoRequest* req) {
   switch (req->kind()) {
     case IoRequest::Kind::kRead:
       if (fixed) {
-        io_uring_prep_read_fixed(sqe, fd_, req->buf(), len, req->offset(), 0);
+        io_uring_prep_read_fixed(sqe, fd, req->buf(), len, req->offset(), 0);
       } else {
-        io_uring_prep_read(sqe, fd_, req->buf(), len, req->offset());
+        io_uring_prep_read(sqe, fd, req->buf(), len, req->offset());
       }
       break;
     case IoRequest::Kind::kWrite:
       if (fixed) {
-        io_uring_prep_write_fixed(sqe, fd_, req->buf(), len, req->offset(), 0);
+        io_uring_prep_write_fixed(sqe, fd, req->buf(), len, req->offset(), 0);
       } else {
-        io_uring_prep_write(sqe, fd_, req->buf(), len, req->offset());
+        io_uring_prep_write(sqe, fd, req->buf(), len, req->offset());
       }
       break;
     case IoRequest::Kind::kSync:
-      io_uring_prep_fsync(sqe, fd_, IORING_FSYNC_DATASYNC);
+      io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
       break;
   }
+  if (slot_ >= 0) sqe->flags |= IOSQE_FIXED_FILE;
 }
 
 void UringDevice::OnComplete(IoOp* op, int res, uint32_t) {

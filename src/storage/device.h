@@ -182,11 +182,16 @@ class UringDevice : public Device {
   // The worker's registered buffers (set on the worker thread once its ring exists).
   void AttachPool(IoBufferPool* pool) { pool_ = pool; }
   uint64_t fixed_ios() const { return fixed_ios_; }
+  bool fixed_file() const { return slot_ >= 0; }  // the data file is in the ring's file table
 
  private:
   static void OnComplete(IoOp* op, int res, uint32_t flags);
   EventLoop* loop_;
   int fd_;
+  // The data file's slot in the ring's file table (IOSQE_FIXED_FILE: no fget/fput per request),
+  // registered at the first request — on the worker's thread, which owns the ring; -1: plain fd.
+  static constexpr int kNotYet = -2;
+  int slot_ = kNotYet;
   IoBufferPool* pool_ = nullptr;
   uint64_t fixed_ios_ = 0;
 };
