@@ -299,7 +299,8 @@ class Cluster {
   int failover_auth_rank_ = 0;
   uint64_t failover_auth_epoch_ = 0;
   bool handle_failover_ = false;  // votes arrived: run the election step before sleeping
-  int64_t mf_end_ = 0;            // a manual failover in progress until then (0: none)
+  static constexpr int64_t kMfTimeoutMs = 5000;  // a manual failover's time (CLUSTER_MF_TIMEOUT)
+  int64_t mf_end_ = 0;  // a manual failover in progress until then (0: none)
   bool mf_can_start_ = false;
   Node* mf_replica_ = nullptr;  // a master: the replica that asked (MFSTART)
   int64_t mf_master_offset_ = -1;

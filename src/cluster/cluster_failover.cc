@@ -18,7 +18,6 @@ using cluster::Node;
 
 namespace {
 
-constexpr int64_t kMfTimeoutMs = 5000;  // CLUSTER_MF_TIMEOUT
 // A master reports its offset as final once its writes paused this long and the stream holds
 // every write applied (Lavik's workers apply writes in parallel with the pause taking hold).
 constexpr int64_t kMfSettleMs = 50;

@@ -20,8 +20,6 @@ using cluster::Node;
 
 namespace {
 
-constexpr int64_t kMfTimeoutMs = 5000;  // CLUSTER_MF_TIMEOUT
-
 // The address of a bus link's local (or remote) end.
 std::string PeerIp(int fd, bool local) {
   sockaddr_storage ss{};
