@@ -45,13 +45,39 @@ void ValueCache::Unlink(Queue& q, Node* n) {
   --q.entries;
 }
 
+ValueCache::Node* ValueCache::NewNode(uint64_t fp, uint64_t loc, std::string_view value,
+                                      bool in_main) {
+  if (spare_ == nullptr) return new Node{nullptr, nullptr, fp, loc, std::string(value), 0, in_main};
+  Node* n = spare_;
+  spare_ = n->next;
+  --spare_count_;
+  n->prev = n->next = nullptr;
+  n->fp = fp;
+  n->loc = loc;
+  n->freq = 0;
+  n->in_main = in_main;
+  n->value.assign(value);  // into the spare's buffer: no allocation when it is large enough
+  if (n->value.capacity() > 2 * n->value.size() + 64) n->value.shrink_to_fit();
+  return n;
+}
+
+void ValueCache::FreeNode(Node* n) {
+  if (spare_count_ >= kSpareNodes || n->value.capacity() > kSpareValueBytes) {
+    delete n;
+    return;
+  }
+  n->next = spare_;
+  spare_ = n;
+  ++spare_count_;
+}
+
 void ValueCache::Remove(Node* n) {
   Unlink(QueueOf(n), n);
   index_.Erase(n->fp);
-  delete n;
+  FreeNode(n);
   // kEntryOverhead charges each entry for one ghost slot, so the ghost may not outgrow the
   // entries (Erase, stale drops and shrinking shed entries without pushing to the ghost).
-  while (ghost_fifo_.size() > entries()) PopGhost();
+  while (ghost_size_ > entries()) PopGhost();
 }
 
 const std::string* ValueCache::Get(uint64_t fp, uint64_t loc) {
@@ -103,7 +129,7 @@ void ValueCache::Put(uint64_t fp, uint64_t loc, std::string_view value) {
     q.bytes += Charge(n->value.size());
     n->loc = loc;
   } else {
-    Node* n = new Node{nullptr, nullptr, fp, loc, std::string(value), 0, TakeGhost(fp)};
+    Node* n = NewNode(fp, loc, value, TakeGhost(fp));
     PushHead(QueueOf(n), n);
     index_.Put(fp, n);
   }
@@ -125,7 +151,7 @@ void ValueCache::Erase(uint64_t fp) {
   Node** found = index_.Find(fp);
   if (found != nullptr) Remove(*found);
   // A deleted key that comes back is a new key; it should not inherit a promotion to main.
-  ghost_index_.erase(fp);
+  ghost_index_.Erase(fp);
 }
 
 void ValueCache::Clear() {
@@ -137,9 +163,17 @@ void ValueCache::Clear() {
     }
     *q = Queue{};
   }
+  while (spare_ != nullptr) {
+    Node* next = spare_->next;
+    delete spare_;
+    spare_ = next;
+  }
+  spare_count_ = 0;
   index_.Clear();
-  ghost_fifo_.clear();
-  ghost_index_.clear();
+  ghost_ring_.clear();
+  ghost_ring_.shrink_to_fit();
+  ghost_head_ = ghost_size_ = 0;
+  ghost_index_.Clear();
   ghost_front_seq_ = 0;
 }
 
@@ -205,22 +239,33 @@ void ValueCache::PushGhost(uint64_t fp) {
   size_t avg_charge = bytes() / entries();  // entries() > 0: fp is still cached
   size_t limit = std::min(entries(), (capacity_ - small_target_) / avg_charge);
   if (limit == 0) return;
-  ghost_index_[fp] = ghost_front_seq_ + ghost_fifo_.size();
-  ghost_fifo_.push_back(fp);
-  while (ghost_fifo_.size() > limit) PopGhost();
+  if (ghost_size_ == ghost_ring_.size()) {
+    // Grow the ring, keeping the FIFO's order from index 0.
+    std::vector<uint64_t> ring(std::max<size_t>(64, ghost_ring_.size() * 2));
+    for (size_t i = 0; i < ghost_size_; ++i) {
+      ring[i] = ghost_ring_[(ghost_head_ + i) & (ghost_ring_.size() - 1)];
+    }
+    ghost_ring_.swap(ring);
+    ghost_head_ = 0;
+  }
+  ghost_index_.Put(fp, ghost_front_seq_ + ghost_size_);
+  ghost_ring_[(ghost_head_ + ghost_size_) & (ghost_ring_.size() - 1)] = fp;
+  ++ghost_size_;
+  while (ghost_size_ > limit) PopGhost();
 }
 
 void ValueCache::PopGhost() {
-  uint64_t fp = ghost_fifo_.front();
-  auto it = ghost_index_.find(fp);
-  if (it != ghost_index_.end() && it->second == ghost_front_seq_) ghost_index_.erase(it);
-  ghost_fifo_.pop_front();
+  const uint64_t fp = ghost_ring_[ghost_head_];
+  const uint64_t* seq = ghost_index_.Find(fp);
+  if (seq != nullptr && *seq == ghost_front_seq_) ghost_index_.Erase(fp);
+  ghost_head_ = (ghost_head_ + 1) & (ghost_ring_.size() - 1);
+  --ghost_size_;
   ++ghost_front_seq_;
 }
 
 bool ValueCache::TakeGhost(uint64_t fp) {
   // The slot stays in the FIFO and is skipped as stale when it reaches the front.
-  return ghost_index_.erase(fp) > 0;
+  return ghost_index_.Erase(fp);
 }
 
 }  // namespace lavik

@@ -26,10 +26,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "base/flat_map.h"
 
@@ -38,11 +37,16 @@ namespace lavik {
 class ValueCache {
  public:
   // Per-entry cost charged on top of the value bytes, with glibc malloc's 8-byte header and
-  // 16-byte rounding: the Node (72 B -> 80), its unordered_map node (24 B -> 32) and bucket
-  // slot (8), the value's heap block when longer than the SSO buffer (~16 header + rounding),
-  // and the ghost slot an entry may leave behind (deque slot 8 + map node 32 + bucket 8 = 48;
-  // the ghost never holds more fingerprints than there are entries).
+  // 16-byte rounding: the Node (72 B -> 80), its index slot (16 B at a load of 0.35-0.7: ~32),
+  // the value's heap block when longer than the SSO buffer (~16 header + rounding), and the
+  // ghost slot an entry may leave behind (ring slot 8-16 + index slot ~32 = 48; the ghost never
+  // holds more fingerprints than there are entries).
   static constexpr size_t kEntryOverhead = 80 + 32 + 8 + 16 + 48;
+  // Nodes kept for reuse after eviction, with their value buffers (at most kSpareValueBytes
+  // each), so the steady state of a cache under misses (one Put, one eviction) allocates
+  // nothing. Not charged to bytes(): at most kSpareNodes * (80 + kSpareValueBytes) per shard.
+  static constexpr size_t kSpareNodes = 8;
+  static constexpr size_t kSpareValueBytes = 16 * 1024;
 
   // capacity_bytes == 0 disables the cache: Get always misses and Put is a no-op.
   explicit ValueCache(size_t capacity_bytes);
@@ -117,7 +121,9 @@ class ValueCache {
   static void PushHead(Queue& q, Node* n);
   static void Unlink(Queue& q, Node* n);
 
-  void Remove(Node* n);  // unlinks, unindexes and frees n
+  void Remove(Node* n);  // unlinks, unindexes and frees (or keeps as a spare) n
+  Node* NewNode(uint64_t fp, uint64_t loc, std::string_view value, bool in_main);
+  void FreeNode(Node* n);
   void EvictToCapacity();
   void EvictSmallTail();
   void EvictMainTail();
@@ -132,11 +138,17 @@ class ValueCache {
   Queue main_;
   FlatMap<Node*> index_;  // fp -> entry (fingerprints are never 0)
 
-  // Ghost FIFO of fingerprints evicted from small. ghost_fifo_[i] has sequence number
-  // ghost_front_seq_ + i; ghost_index_ maps a remembered fp to the sequence number of its live
-  // slot, so a slot whose fp was since taken, erased or re-pushed is recognised as stale.
-  std::deque<uint64_t> ghost_fifo_;
-  std::unordered_map<uint64_t, uint64_t> ghost_index_;
+  Node* spare_ = nullptr;  // singly linked through next
+  size_t spare_count_ = 0;
+
+  // Ghost FIFO of fingerprints evicted from small: a ring (power-of-two size) whose i-th slot
+  // from the front has sequence number ghost_front_seq_ + i; ghost_index_ maps a remembered fp
+  // to the sequence number of its live slot, so a slot whose fp was since taken, erased or
+  // re-pushed is recognised as stale. Both are flat arrays: no allocation per push or pop.
+  std::vector<uint64_t> ghost_ring_;
+  size_t ghost_head_ = 0;  // ring index of the front
+  size_t ghost_size_ = 0;  // slots in the FIFO, live or stale
+  FlatMap<uint64_t> ghost_index_;
   uint64_t ghost_front_seq_ = 0;
 
   uint64_t hits_ = 0;

@@ -240,6 +240,28 @@ TEST(ValueCacheTest, GhostHitInsertsIntoMain) {
   EXPECT_EQ(cache.main_bytes(), main_before);
 }
 
+// The ghost is a ring that grows and wraps: through many evictions it keeps FIFO order, so the
+// newest evicted fingerprints are remembered and the oldest are forgotten.
+TEST(ValueCacheTest, GhostKeepsFifoOrderAcrossRingGrowthAndWrap) {
+  ValueCache cache(CapacityFor(1000, 10));
+  for (uint64_t fp = 1; fp <= 20000; ++fp) cache.Put(fp, fp, Value(fp, 10));
+  EXPECT_GT(cache.ghost_entries(), 100u);
+  EXPECT_LE(cache.ghost_entries(), cache.entries());
+  // fp 1 left small long ago (forgotten): it comes back into small.
+  size_t main_before = cache.main_bytes();
+  cache.Put(1, 1, Value(1, 10));
+  EXPECT_EQ(cache.main_bytes(), main_before);
+  // The last fingerprint evicted from small is remembered: it comes back into main.
+  uint64_t evicted = 0;
+  for (uint64_t fp = 20000; fp >= 1 && evicted == 0; --fp) {
+    if (cache.Peek(fp, fp) == nullptr && fp != 1) evicted = fp;
+  }
+  ASSERT_NE(evicted, 0u);
+  cache.Put(evicted, evicted, Value(evicted, 10));
+  EXPECT_GT(cache.main_bytes(), main_before);
+  EXPECT_EQ(*cache.Get(evicted, evicted), Value(evicted, 10));
+}
+
 TEST(ValueCacheTest, MainGivesSecondChanceToReadEntries) {
   // Fill main with 90 promoted entries, read half of them, then force evictions from main by
   // promoting more: the read half survives the first pass over the tail.

@@ -1,0 +1,51 @@
+// lavik-cache-bench: the ValueCache's cost per operation on the device-GET path (a miss, the
+// read value put in, an entry evicted) and on the cached path (a hit), with Google Benchmark.
+// bench/README.md ("lavik-cache-bench") says how to run it; figures are CPU ns per operation.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "storage/value_cache.h"
+
+namespace lavik {
+namespace {
+
+constexpr size_t kValueBytes = 1024;
+constexpr size_t kCacheBytes = 64 << 20;
+
+uint64_t Fingerprint(uint64_t i) { return (i + 1) * 0x9e3779b97f4a7c15ULL | 1; }
+
+// The keyspace is `ratio` times what the cache holds; keys are drawn uniformly, so about
+// 1 - 1/ratio of the lookups miss and each miss puts a value and evicts one.
+void DeviceGet(benchmark::State& state) {
+  const size_t ratio = static_cast<size_t>(state.range(0));
+  const size_t fits = kCacheBytes / (kValueBytes + ValueCache::kEntryOverhead);
+  const size_t keys = fits * ratio;
+  ValueCache cache(kCacheBytes);
+  const std::string value(kValueBytes, 'v');
+  std::mt19937_64 rng(1);
+  for (size_t i = 0; i < fits * 2; ++i) {  // warm up: full, with a ghost
+    const uint64_t fp = Fingerprint(rng() % keys);
+    if (cache.Get(fp, fp) == nullptr) cache.Put(fp, fp, value);
+  }
+  std::vector<uint64_t> order(1 << 22);
+  for (uint64_t& k : order) k = Fingerprint(rng() % keys);
+  size_t i = 0;
+  for (auto _ : state) {
+    const uint64_t fp = order[i++ & (order.size() - 1)];
+    const std::string* v = cache.Get(fp, fp);
+    if (v == nullptr) cache.Put(fp, fp, value);
+    benchmark::DoNotOptimize(v);
+  }
+  state.counters["miss_ratio"] =
+      static_cast<double>(cache.misses()) / static_cast<double>(cache.hits() + cache.misses());
+}
+BENCHMARK(DeviceGet)->Arg(1)->Arg(10)->Arg(100);
+
+}  // namespace
+}  // namespace lavik
+
+BENCHMARK_MAIN();
