@@ -25,7 +25,9 @@ Tests marked @pytest.mark.lavik_only are about lavik's own command line; they ar
 deselected (not skipped) when the target is redis.
 """
 
+import fcntl
 import os
+import random
 import shutil
 import signal
 import socket
@@ -88,6 +90,39 @@ def port_is_free(port):
             return False
     except OSError:
         return True
+
+
+_claimed_ports = {}  # port -> the open lock file that claims it for this process
+_port_cursor = {}
+
+
+def cluster_ports(n, base, span=190):
+    """n ports of [base, base + span) for cluster nodes: each, and its bus port (+ 10000), free
+    now and claimed for this pytest process by a lock file in the temporary directory (released
+    when the process exits), so concurrent runs of the suite on one machine never pick the same
+    node. Each call moves on through the range (from a random start), so a port whose bus port
+    lingers in TIME_WAIT from an earlier test is not reused at once."""
+    cursor = _port_cursor.setdefault(base, random.randrange(span))
+    out = []
+    for _ in range(span):
+        port = base + cursor % span
+        cursor += 1
+        if port not in _claimed_ports:
+            lock = open(os.path.join(tempfile.gettempdir(), f"lavik-test-port-{port}.lock"), "w")
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                lock.close()
+                continue  # another run holds it
+            _claimed_ports[port] = lock
+        if port_is_free(port) and port_is_free(port + 10000):
+            out.append(port)
+            if len(out) == n:
+                break
+    _port_cursor[base] = cursor
+    if len(out) < n:
+        raise RuntimeError(f"no {n} free cluster ports in {base}-{base + span - 1}")
+    return out
 
 
 # --------------------------------------------------------------------------- RESP

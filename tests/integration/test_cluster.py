@@ -1,8 +1,9 @@
 """Redis Cluster: nodes formed by redis-cli --cluster create, redirects, CLUSTER subcommands,
 nodes.conf across a restart, and a mixed cluster of redis-server and Lavik nodes (doc/cluster.md).
 
-Every node runs on a fixed port of this file's range (7100-7299; the bus is port + 10000), since
-the bus port must be free too. Waits are polls with deadlines."""
+Every node runs on a port of this file's range (7100-7289; the bus is port + 10000), picked by
+conftest.cluster_ports: free with its bus port, and claimed against concurrent runs. Waits are
+polls with deadlines."""
 import subprocess
 import time
 
@@ -10,19 +11,14 @@ import pytest
 import redis
 from redis.cluster import ClusterNode, RedisCluster
 
-from conftest import TARGET, ServerProcess, err, key_slot
+from conftest import TARGET, ServerProcess, cluster_ports, err, key_slot
 
 BASE = 7100
-_next = [0]
 
 
 def ports(n):
-    """n fresh ports of the range, so a lingering TIME_WAIT bus port never collides."""
-    out = []
-    for _ in range(n):
-        out.append(BASE + (_next[0] % 190))
-        _next[0] += 1
-    return out
+    """n fresh ports of this file's range (conftest.cluster_ports)."""
+    return cluster_ports(n, BASE)
 
 
 def cluster_args(tmp, port, timeout=3000):

@@ -4,9 +4,9 @@ SHARDS, REPLICAS and INFO, READONLY reads, automatic failover after kill -9 of a
 old master rejoining as a replica), CLUSTER FAILOVER [FORCE|TAKEOVER], and mixed clusters where
 a redis-server 7.0 replica is elected by Lavik masters and a Lavik replica by redis-server ones.
 
-This file's nodes use their own fixed ports, 7300-7499 (the bus is port + 10000). Every wait is a
-poll with a deadline; the node timeout is short so that each failover takes seconds."""
-import itertools
+This file's nodes use ports of 7300-7489 (conftest.cluster_ports: free with the bus port, port +
+10000, and claimed against concurrent runs). Every wait is a poll with a deadline; the node
+timeout is short so that each failover takes seconds."""
 import subprocess
 import threading
 import time
@@ -15,17 +15,17 @@ import pytest
 import redis
 from redis.cluster import ClusterNode, RedisCluster
 
-from conftest import LAVIK_BIN, TARGET, RawConn, RespError, ServerProcess, err, key_slot
+from conftest import (LAVIK_BIN, TARGET, RawConn, RespError, ServerProcess, cluster_ports, err,
+                      key_slot)
 from test_cluster import info, redis_cli
 
 BASE = 7300
-# Fresh ports of this file's range in turn, so a lingering TIME_WAIT bus port never collides.
-_port_cycle = itertools.cycle(range(BASE, BASE + 190))
 TIMEOUT_MS = 2000
 
 
 def ports(n):
-    return [next(_port_cycle) for _ in range(n)]
+    """n fresh ports of this file's range (conftest.cluster_ports)."""
+    return cluster_ports(n, BASE)
 
 
 def start_node(tmp, port, redis_server=False):
@@ -459,9 +459,11 @@ def test_mixed_failover(tmp_path, replica_is_redis):
         dead_key = key_of(clients[1], ids[0])
         nodes[0].kill()
         write_until_ok(ps[1:], dead_key, "1", timeout=TIMEOUT_MS / 1000 + 15)
+        # Every live node must have heard of the promotion before the client asks one of them
+        # for the slot map: a node that has not yet still routes the slots to the dead master.
         wait_for("the replica's promotion",
-                 lambda: "master" in nodes_table(clients[3])[ids[3]][0] and
-                 all(info(c)["cluster_state"] == "ok" for c in clients[1:]), timeout=20)
+                 lambda: all("master" in nodes_table(c)[ids[3]][0] and
+                             info(c)["cluster_state"] == "ok" for c in clients[1:]), timeout=20)
         rc = cluster_client(ps[1:])
         assert [rc.get(f"x:{i}") for i in range(200)] == [str(i) for i in range(200)]
         rc.close()
