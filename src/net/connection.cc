@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -166,6 +167,13 @@ bool Connection::Absorb(const char* data, size_t n) {
 void Connection::ArmRecv() {
   if (recv_inflight_ || closing_ || closed_) return;
   EventLoop& loop = worker_->loop();
+  if (detached_) {
+    // The socket's bytes are another thread's: only a hang-up is ours (POLLHUP comes unasked).
+    io_uring_sqe* sqe = loop.Prepare(&recv_op_);
+    io_uring_prep_poll_add(sqe, fd_, POLLRDHUP);
+    recv_inflight_ = true;
+    return;
+  }
   if (tls_ == nullptr && !no_buffers_ && loop.has_recv_buffers()) {
     // Armed once; stays armed while the socket delivers (IORING_CQE_F_MORE), pending or not.
     io_uring_sqe* sqe = loop.Prepare(&recv_op_);
@@ -335,6 +343,7 @@ void Connection::Flush() {
   }
   if (send_inflight_) return;
   if (tls_ != nullptr) TlsSeal();
+  if (detached_) out_.clear();  // the socket's output is another thread's
   if (out_.empty()) {
     if (closing_ && !pending_) {
       closed_ = true;

@@ -74,6 +74,15 @@ class Connection {
   int64_t last_active_ms() const { return last_active_ms_; }
   bool tls() const { return tls_ != nullptr; }
 
+  // PSYNC on a TLS connection (replication/master.h): gives the session away, with the
+  // plaintext already decrypted past the request being handled (`rest`), to a thread that then
+  // does every read and write on the socket (an SSL object is used by one thread at a time).
+  // From OnRequest, with no output pending; null (nothing changed) if the connection is not TLS
+  // or has I/O in flight. From then on the connection neither reads nor writes: it watches the
+  // socket for a hang-up (a shutdown at either end, the peer's close) and then closes as after
+  // an EOF, so its handler hears OnClose as usual. Output written to it is dropped.
+  std::unique_ptr<TlsSession> DetachTls(std::string* rest);
+
   // The buffer replies are appended to. Marks the connection for sending at the end of the turn.
   std::string* output();
   size_t output_pending() const { return out_.size() + (sending_.size() - sent_); }
@@ -135,6 +144,7 @@ class Connection {
   void ProtocolError(const std::string& text);
   static void OnRecv(IoOp* op, int res, uint32_t flags);
   static void OnSend(IoOp* op, int res, uint32_t flags);
+  static void OnHangup(IoOp* op, int res, uint32_t flags);  // the poll armed after DetachTls
   // TLS (connection_tls.cc): n ciphertext bytes arrived in the session's buffer; decrypts them
   // into the input buffer. False when the connection is closing (the caller stops there).
   bool TlsReceived(size_t n);
@@ -183,6 +193,7 @@ class Connection {
   bool closing_ = false;  // stop reading; close once output is sent
   bool closed_ = false;   // socket shut; waiting for in-flight ops
   bool eof_ = false;
+  bool detached_ = false;  // DetachTls gave the socket's I/O away
 };
 
 }  // namespace lavik

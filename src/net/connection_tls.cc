@@ -1,5 +1,6 @@
 // The TLS half of Connection: kept apart so the plain path in connection.cc reads as before.
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "net/connection.h"
@@ -40,6 +41,32 @@ bool Connection::TlsReceived(size_t n) {
   ProcessInput();
   CloseAfterReply();
   return false;
+}
+
+std::unique_ptr<TlsSession> Connection::DetachTls(std::string* rest) {
+  if (tls_ == nullptr || recv_inflight_ || send_inflight_ || pending_) return nullptr;
+  // The request being handled ends at consumed(); what follows it is the new owner's.
+  const size_t end = in_start_ + parser_.consumed();
+  rest->assign(in_ + end, in_len_ - end);
+  in_len_ = end;
+  detached_ = true;
+  recv_op_.complete = &Connection::OnHangup;
+  return std::move(tls_);
+}
+
+void Connection::OnHangup(IoOp* op, int res, uint32_t) {
+  Connection* c = static_cast<Op*>(op)->conn;
+  c->recv_inflight_ = false;
+  if (c->closed_) {
+    c->MaybeFinish();
+    return;
+  }
+  if (res == -EINTR || res == -EAGAIN) {
+    c->ArmRecv();
+    return;
+  }
+  c->eof_ = true;
+  if (!c->pending_) c->CloseAfterReply();
 }
 
 void Connection::TlsSeal() {

@@ -10,9 +10,10 @@
 //   TlsSession     one server-side SSL object with its rbio/wbio pair.
 //
 // Thread safety: TlsContext::Create and TlsContextSlot are safe from any thread. A TlsSession is
-// created on the accepting thread and then used by one thread at a time (its connection's
-// worker); it keeps its SSL_CTX alive by reference count, so swapping the slot never pulls a
-// context from under a live session.
+// created on the accepting thread and then used by one thread at a time: its connection's
+// worker, or, after a replica's PSYNC, the replication thread, to which the connection hands it
+// whole (Connection::DetachTls). It keeps its SSL_CTX alive by reference count, so swapping the
+// slot never pulls a context from under a live session.
 #pragma once
 
 #include <openssl/ssl.h>

@@ -11,9 +11,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/ascii.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/numbers.h"
+#include "net/tls.h"
+#include "protocol/request_parser.h"
 #include "replication/replica.h"
 #include "runtime/worker.h"
 
@@ -26,6 +29,8 @@ constexpr std::string_view kGetAck = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1
 constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
 constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
 constexpr size_t kSendChunk = 256 << 10;
+// TLS: a replica that sends this much without a complete request is dropped (it sends ACKs).
+constexpr size_t kMaxTlsInput = 1 << 20;
 // client-output-buffer-limit replica's default hard limit: a replica this far behind is dropped.
 constexpr int64_t kMaxLag = 256 << 20;
 
@@ -121,6 +126,10 @@ void Master::Attach(Request r) {
   auto s = std::make_unique<Slave>();
   s->req = std::move(r);
   s->ack_ms = NowMs();
+  if (s->req.tls != nullptr) {
+    s->tls_in = std::move(s->req.tls_input);
+    s->readable = true;  // parse what came with it; the session may hold output to send too
+  }
   slaves_.push_back(std::move(s));
   EnsureThread();
   Wake();
@@ -459,6 +468,65 @@ void Master::Answer(Slave& s) {
   }
 }
 
+void Master::Lost(Slave& s) {
+  if (s.state == Slave::State::kDead) return;
+  LogNotice("Connection with replica " + s.Name() + " lost.");
+  s.state = Slave::State::kDead;
+  shutdown(s.req.fd, SHUT_RDWR);  // its connection on the worker sees the hang-up and closes
+}
+
+// The socket is ours alone (the worker's connection only watches for a hang-up): receive,
+// decrypt, and take the replica's REPLCONF ACK <offset> as the worker's Replconf does for a
+// plain-TCP replica. Nothing is answered (an ACK gets no reply); other requests are ignored.
+void Master::ReadTls(Slave& s, int64_t now_ms) {
+  TlsSession& tls = *s.req.tls;
+  for (;;) {
+    const ssize_t n = recv(s.req.fd, tls.recv_buffer(), TlsSession::kRecvBufferSize, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) {
+      Lost(s);
+      return;
+    }
+    bool ok = tls.Feed(tls.recv_buffer(), static_cast<size_t>(n));
+    long got = 0;
+    char plain[16 << 10];
+    while (ok && (got = tls.ReadPlain(plain, sizeof(plain))) > 0) {
+      s.tls_in.append(plain, static_cast<size_t>(got));
+    }
+    if (tls.failed() || (!ok && !tls.closed_by_peer())) {
+      Drop(s, "TLS error: " + tls.error());
+      return;
+    }
+    if (tls.closed_by_peer()) {
+      Lost(s);
+      return;
+    }
+  }
+  tls.TakeOutput(&s.cipher);  // a post-handshake message to answer (Handle sends it)
+  RequestParser parser;
+  size_t at = 0;
+  for (;;) {
+    const RequestParser::Status st = parser.Parse(s.tls_in.data() + at, s.tls_in.size() - at);
+    if (st == RequestParser::Status::kNeedMore) break;
+    if (st == RequestParser::Status::kError) {
+      Drop(s, "Protocol error from the replica: " + parser.error());
+      return;
+    }
+    const std::span<const std::string_view> args = parser.args();
+    int64_t offset = 0;
+    if (args.size() >= 3 && EqualsNoCase(args[0], "replconf") && EqualsNoCase(args[1], "ack") &&
+        ParseInt64(args[2], &offset)) {
+      if (offset > s.ack) s.ack = offset;
+      s.ack_ms = now_ms;
+    }
+    at += parser.consumed();
+    parser.Reset();
+  }
+  s.tls_in.erase(0, at);
+  if (s.tls_in.size() > kMaxTlsInput) Drop(s, "too much input without a complete request");
+}
+
 void Master::Drop(Slave& s, const std::string& why) {
   if (s.state == Slave::State::kDead) return;
   LogWarning("Disconnecting replica " + s.Name() + ": " + why);
@@ -469,7 +537,7 @@ void Master::Drop(Slave& s, const std::string& why) {
 
 // Sends what the replica is owed, without blocking. False on a hard error (dropped).
 void Master::Handle(Slave& s, int64_t now_ms) {
-  auto send_some = [&](std::string_view b, size_t* sent) -> bool {
+  auto send_raw = [&](std::string_view b, size_t* sent) -> bool {
     while (!b.empty()) {
       const ssize_t n =
           send(s.req.fd, b.data(), std::min(b.size(), kSendChunk), MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -487,7 +555,34 @@ void Master::Handle(Slave& s, int64_t now_ms) {
     }
     return true;
   };
+  // `sent` counts the plaintext taken. Over TLS that is what was sealed: the ciphertext goes out
+  // first, and more is sealed only once it has, so a slow replica holds one chunk here.
+  auto send_some = [&](std::string_view b, size_t* sent) -> bool {
+    if (s.req.tls == nullptr) return send_raw(b, sent);
+    for (;;) {
+      if (!s.cipher.empty()) {
+        size_t n = 0;
+        const bool ok = send_raw(s.cipher, &n);
+        s.cipher.erase(0, n);
+        if (!ok || s.want_out) return ok;
+      }
+      if (b.empty()) return true;
+      const std::string_view piece = b.substr(0, kSendChunk);
+      if (!s.req.tls->WritePlain(piece)) {
+        Drop(s, "TLS error: " + s.req.tls->error());
+        return false;
+      }
+      s.req.tls->TakeOutput(&s.cipher);
+      *sent += piece.size();
+      b.remove_prefix(piece.size());
+    }
+  };
   s.want_out = false;
+  if (!s.cipher.empty() || (s.req.tls != nullptr && s.req.tls->has_output())) {
+    if (s.req.tls != nullptr) s.req.tls->TakeOutput(&s.cipher);
+    size_t n = 0;
+    if (!send_some({}, &n) || s.want_out) return;
+  }
   if (s.state == Slave::State::kNew) Answer(s);
   if (!s.out.empty()) {
     size_t n = 0;
@@ -674,6 +769,11 @@ void Master::Loop() {
   while (!stop_) {
     const int64_t now = NowMs();
     Merge();
+    for (auto& s : slaves_) {
+      if (s->req.tls == nullptr || !s->readable || s->state == Slave::State::kDead) continue;
+      s->readable = false;
+      ReadTls(*s, now);
+    }
     Cron(now);
     if (save_ == SaveState::kRunning && save_result_.load() >= 0) SaveDone(save_result_ == 1);
     for (auto& s : slaves_) {
@@ -684,10 +784,17 @@ void Master::Loop() {
     Trim();
 
     std::vector<pollfd> fds;
+    std::vector<Slave*> polled;  // fds[i + 1]'s replica (the thread alone removes replicas)
     fds.push_back(pollfd{wake_fd_, POLLIN, 0});
     bool owed = false;
     for (auto& s : slaves_) {
-      if (s->want_out) fds.push_back(pollfd{s->req.fd, POLLOUT, 0});
+      // Over TLS the thread reads the replica's ACKs too.
+      const short events =
+          static_cast<short>((s->want_out ? POLLOUT : 0) | (s->req.tls != nullptr ? POLLIN : 0));
+      if (events != 0) {
+        fds.push_back(pollfd{s->req.fd, events, 0});
+        polled.push_back(s.get());
+      }
       owed = owed || (s->state == Slave::State::kOnline && s->sent < end_ && !s->want_out);
     }
     int timeout = 100;
@@ -709,6 +816,9 @@ void Master::Loop() {
     while (read(wake_fd_, &v, sizeof(v)) > 0) {
     }
     lock.lock();
+    for (size_t i = 0; i < polled.size(); ++i) {
+      if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) polled[i]->readable = true;
+    }
     busy = next_seq_ != before || !drained_.empty();
   }
 }

@@ -15,6 +15,11 @@
 // a master, the backlog is fed instead with the master's stream as applied (Feed), so a replica
 // of ours gets the same history (replid and offsets), and continues after a promotion (PSYNC2).
 //
+// TLS (PSYNC on a tls-port): the connection gives its TlsSession to this thread
+// (Connection::DetachTls), which then also reads the socket — decrypting and parsing the
+// replica's REPLCONF ACKs itself — while the connection on its worker only watches for a
+// hang-up. One thread owns the SSL object, and a slow replica still blocks no worker.
+//
 // Thread safety: every public method from any thread (one mutex); the thread does the I/O.
 #pragma once
 
@@ -38,6 +43,7 @@
 namespace lavik {
 
 class Replica;
+class TlsSession;
 class Worker;
 
 class Master {
@@ -68,6 +74,10 @@ class Master {
     bool psync2 = false;  // capa psync2: +CONTINUE names the replid
     std::string replid;   // PSYNC's arguments
     int64_t offset = -1;
+    // TLS: the connection's session, the thread's alone from now on, and the plaintext the
+    // connection had decrypted past the PSYNC (net/tls.h must be included where one is made).
+    std::unique_ptr<TlsSession> tls;
+    std::string tls_input;
   };
   // A PSYNC/SYNC: the thread answers it. From the connection's worker.
   void Attach(Request r);
@@ -158,6 +168,11 @@ class Master {
     int64_t ack_ms = 0;
     int64_t newline_ms = 0;
     bool want_out = false;  // the socket was full: wait for POLLOUT
+    // TLS: ciphertext sealed but not yet sent (at most one chunk is sealed ahead of the
+    // socket), plaintext received and not yet parsed, and whether the socket has input.
+    std::string cipher;
+    std::string tls_in;
+    bool readable = false;
 
     ~Slave();  // closes the socket and the RDB file
     std::string Name() const { return req.ip + ":" + std::to_string(req.port); }
@@ -174,10 +189,12 @@ class Master {
   void Merge();                         // drain the workers' logs into the backlog
   void Append(std::string_view bytes);  // to the backlog, advancing the offset
   void AppendEntry(const repl::Entry& e);
-  void Handle(Slave& s, int64_t now_ms);  // one replica's I/O
-  void Answer(Slave& s);                  // PSYNC/SYNC's reply
-  void NoteMerged();                      // an entry was merged (kStarting: its offset is kept)
-  void StartStream(int64_t offset);       // the full sync's stream starts after `offset`
+  void Handle(Slave& s, int64_t now_ms);   // one replica's I/O
+  void Answer(Slave& s);                   // PSYNC/SYNC's reply
+  void ReadTls(Slave& s, int64_t now_ms);  // TLS: the replica's REPLCONF ACKs
+  void Lost(Slave& s);                     // the replica closed its end
+  void NoteMerged();                       // an entry was merged (kStarting: its offset is kept)
+  void StartStream(int64_t offset);        // the full sync's stream starts after `offset`
   void SaveDone(bool ok);
   void Trim();
   void Drop(Slave& s, const std::string& why);

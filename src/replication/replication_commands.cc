@@ -14,6 +14,7 @@
 #include "client/client_state.h"
 #include "client/services.h"
 #include "net/connection.h"
+#include "net/tls.h"
 #include "replication/master.h"
 #include "replication/replica.h"
 #include "runtime/worker.h"
@@ -80,10 +81,6 @@ Task Sync(Context& ctx) {
     co_return;
   }
   Connection* c = cl->conn;
-  if (c->tls()) {
-    ctx.reply->Error("ERR Lavik serves replicas over plain TCP only (no TLS replication)");
-    co_return;
-  }
   if (c->output_pending() > 0) {
     ctx.reply->Error("ERR SYNC and PSYNC are invalid with pending output");
     co_return;
@@ -94,6 +91,15 @@ Task Sync(Context& ctx) {
   if (r.fd < 0) {
     ctx.reply->Error("ERR can't serve the replica: out of file descriptors");
     co_return;
+  }
+  if (c->tls()) {
+    // The Master's thread writes to the socket, so it takes the session whole (master.h).
+    r.tls = c->DetachTls(&r.tls_input);
+    if (r.tls == nullptr) {
+      close(r.fd);
+      ctx.reply->Error("ERR can't serve the replica: its TLS connection has I/O in flight");
+      co_return;
+    }
   }
   if (!cl->repl_ip.empty()) {
     r.ip = cl->repl_ip;

@@ -298,12 +298,9 @@ def _writes(m):
         return False
 
 
-def test_partial_resync_after_client_kill_type_replica(spawn_server):
-    master, m = spawn_master(spawn_server)
-    replica = spawn_server()
-    m.set("before", "1")
-    r = follow(replica, master)
-    assert settled(m, r)
+def resync_after_client_kill(m, r):
+    """CLIENT KILL TYPE replica on the master, writes meanwhile: the replica continues with a
+    partial resync (sync_partial_ok + 1, no full sync) and gets them."""
     full = m.info("stats")["sync_full"]
     partial = m.info("stats")["sync_partial_ok"]
     assert m.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
@@ -313,6 +310,15 @@ def test_partial_resync_after_client_kill_type_replica(spawn_server):
     assert settled(m, r)
     assert m.info("stats")["sync_full"] == full
     assert r.lrange("during", 0, -1) == [str(i) for i in range(100)]
+
+
+def test_partial_resync_after_client_kill_type_replica(spawn_server):
+    master, m = spawn_master(spawn_server)
+    replica = spawn_server()
+    m.set("before", "1")
+    r = follow(replica, master)
+    assert settled(m, r)
+    resync_after_client_kill(m, r)
     assert r.get("before") == "1"
 
 
