@@ -21,6 +21,7 @@
 #include "blocking/list_blocking.h"
 #include "client/client_state.h"
 #include "commands/multi_shard.h"
+#include "commands/propagate.h"
 #include "commands/stream_access.h"
 #include "commands/stream_wait.h"
 #include "notify/keyspace_events.h"
@@ -155,6 +156,7 @@ struct KeyOutcome {
   std::string error;
   std::string reply;  // this key's part of the reply (RESP2: with its 2-element array header)
   bool served = false;
+  std::vector<std::string> effect;  // XREADGROUP: what replicas get (repl::AddEffect)
 };
 
 // Pass 1 on the key's worker: type and group checks, "$" resolution.
@@ -243,6 +245,7 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
       [&](Stream* s, bool) {
         out->reply.clear();
         out->served = false;
+        out->effect.clear();
         created = false;
         StreamGroup* g = s->FindGroup(a.group);
         if (g == nullptr) return Rewrite::kUnchanged;  // checked in pass 1, under the same lock
@@ -256,6 +259,11 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
           g->consumers.push_back({std::string(a.consumer), now, -1});
           ci = static_cast<int>(g->consumers.size() - 1);
           created = true;
+          // The replicas' XCLAIMs create it, unless none is sent: NOACK (as Redis 7.0) or a
+          // read of the history (Redis 7.0 sends nothing then).
+          if (a.noack || !want.new_only) {
+            out->effect.push_back(CreateConsumerEffect(a.keys[i], a.group, a.consumer));
+          }
         }
         g->consumers[ci].seen_ms = now;
         const auto c = static_cast<uint32_t>(ci);
@@ -286,6 +294,8 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
             ReplyEntry(w, *s, s->entries[e]);
             pe.delivery_ms = now;
             ++pe.delivery_count;
+            // Redis 7.0 sends nothing for a history read; the XCLAIM keeps the replicas' count.
+            out->effect.push_back(ClaimEffect(a.keys[i], *g, pe));
           }
           return Rewrite::kWrite;
         }
@@ -295,6 +305,7 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
           list.push_back(j);
         }
         w.Array(list.size());
+        const StreamId last0 = g->last_id;
         for (size_t j : list) {
           const StreamId id = s->entries[j].id;
           ReplyEntry(w, *s, s->entries[j]);
@@ -315,7 +326,11 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
             g->pending.insert(g->pending.begin() + static_cast<std::ptrdiff_t>(at),
                               StreamPending{id, c, now, 1});
           }
+          out->effect.push_back(ClaimEffect(a.keys[i], *g, g->pending[at]));
         }
+        // The group's new last id and entries_read: Redis 7.0 sends them after a NOACK read
+        // only (its replicas' XCLAIM LASTID leaves entries_read behind); later versions always.
+        if (g->last_id != last0) out->effect.push_back(SetIdEffect(a.keys[i], *g));
         return Rewrite::kWrite;
       },
       &out->error);
@@ -352,6 +367,16 @@ Task ReadCommand(Context& ctx, bool group_mode) {
       });
       error = outs[i].error;
       served += outs[i].served;
+    }
+    if (group_mode) {
+      // The groups' changes go to the replicas in the order of the writes to their keys: the
+      // stream position is taken while the keys are still held (commands/propagate.h).
+      bool effects = false;
+      for (KeyOutcome& o : outs) {
+        effects = effects || !o.effect.empty();
+        repl::AddEffect(ctx, std::move(o.effect));
+      }
+      if (effects && !ctx.in_exec) repl::TakeSeqNow(ctx);
     }
     std::shared_ptr<ListWaiter> w;
     const bool block = error.empty() && served == 0 && a.block >= 0 && !ctx.in_exec;

@@ -193,6 +193,17 @@ bool IsBatch(const CommandSpec& spec) {
          n == "fcall" || n == "fcall_ro";
 }
 
+bool OwnEffect(const CommandSpec& spec) {
+  const std::string_view n = spec.name;
+  return n == "xreadgroup" || n == "xclaim" || n == "xautoclaim";
+}
+
+void AddEffect(Context& ctx, std::vector<std::string> cmds) {
+  if (ctx.repl == nullptr) return;
+  const int ldb = DbMap::Logical(ctx.db);
+  for (std::string& c : cmds) Emit(&ctx.repl->ops, ldb, std::move(c));
+}
+
 void AppendEffect(const CommandSpec& spec, std::span<const std::string_view> stored, int db,
                   int64_t now_ms, std::string_view reply, std::vector<ReplOp>* ops,
                   std::string_view trim_to) {
@@ -422,7 +433,7 @@ void Finish(Context& ctx, bool changed, std::string_view reply) {
   if (call == nullptr) return;
   ctx.repl = nullptr;
   std::vector<ReplOp> ops;
-  if (call->batch) {
+  if (call->batch || OwnEffect(*ctx.spec)) {
     ops = std::move(call->ops);
   } else if (changed) {
     AppendEffect(*ctx.spec, ctx.args, ctx.db, ctx.now_ms, reply, &ops, call->trim_to);

@@ -8,7 +8,9 @@
 //   (repl::TakeSeq, one atomic add) and the command's effect as RESP, the rewrites Redis 7.0
 //   makes applied (relative expiry times → PEXPIREAT / SET ... PXAT, INCRBYFLOAT → SET KEEPTTL,
 //   SPOP → SREM, blocking pops → their non-blocking form, XADD * → the ID it made, GETDEL → DEL,
-//   RESTORE ttl → ABSTTL);
+//   RESTORE ttl → ABSTTL); XREADGROUP, XCLAIM and XAUTOCLAIM send what they record themselves
+//   (OwnEffect: XCLAIM ... FORCE JUSTID per pending entry they changed, XGROUP SETID/
+//   CREATECONSUMER), as Redis's streamPropagateXCLAIM;
 // - the number is taken while the command still owns its keys: on the key's worker right after
 //   a single-shard command finishes there, or before a multi-shard command (MSET across shards,
 //   EXEC, a script, FLUSHALL) releases its shard locks (repl::TakeSeqBeforeUnlock), so two
@@ -96,6 +98,13 @@ inline bool Propagates(const CommandSpec& spec);
 bool NeedsReply(const CommandSpec& spec);
 // EXEC, EVAL, EVALSHA, FCALL (and the _RO forms): their inner writes are their effect.
 bool IsBatch(const CommandSpec& spec);
+// XREADGROUP, XCLAIM, XAUTOCLAIM: their effect is the commands they record (AddEffect) while
+// they change the group, never their own arguments; nothing recorded, nothing sent.
+bool OwnEffect(const CommandSpec& spec);
+// For an OwnEffect command: appends `cmds` (RESP, keys in the client's form) to the running
+// command's effect, in its logical database. Nothing while replication is off (ctx.repl null);
+// inside EXEC or a script they join the batch's commands.
+void AddEffect(Context& ctx, std::vector<std::string> cmds);
 
 // Appends the effect of a command that ran and changed data to *ops; `args` are in stored form
 // for physical database `db` (base/db_key.h), `reply` its RESP reply (for NeedsReply commands),

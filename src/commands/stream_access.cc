@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "base/ascii.h"
+#include "base/db_key.h"
 #include "base/numbers.h"
 #include "commands/propagate.h"
 #include "config/live_settings.h"
@@ -155,6 +156,32 @@ void NoteExactTrim(Context& ctx, const TrimArgs& a, uint64_t length, const Strea
   ctx.repl->trim_to = a.strategy == TrimArgs::Strategy::kMaxLen
                           ? std::to_string(length)
                           : (first != nullptr ? *first : kMaxStreamId).ToString();
+}
+
+std::string ClaimEffect(std::string_view key, const StreamGroup& g, const StreamPending& p) {
+  const std::string id = p.id.ToString(), time = std::to_string(p.delivery_ms),
+                    count = std::to_string(p.delivery_count), last = g.last_id.ToString();
+  const std::string_view args[] = {"XCLAIM",     ClientKey(key),
+                                   g.name,       g.consumers[p.consumer].name,
+                                   "0",          id,
+                                   "TIME",       time,
+                                   "RETRYCOUNT", count,
+                                   "FORCE",      "JUSTID",
+                                   "LASTID",     last};
+  return repl::Resp(args);
+}
+
+std::string SetIdEffect(std::string_view key, const StreamGroup& g) {
+  const std::string last = g.last_id.ToString(), read = std::to_string(g.entries_read);
+  const std::string_view args[] = {"XGROUP",      "SETID", ClientKey(key), g.name, last,
+                                   "ENTRIESREAD", read};
+  return repl::Resp(args);
+}
+
+std::string CreateConsumerEffect(std::string_view key, std::string_view group,
+                                 std::string_view consumer) {
+  const std::string_view args[] = {"XGROUP", "CREATECONSUMER", ClientKey(key), group, consumer};
+  return repl::Resp(args);
 }
 
 uint64_t FirstNodeEntries(const TrimArgs& a, uint64_t length, uint64_t entries_added) {

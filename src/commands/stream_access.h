@@ -156,6 +156,19 @@ void ReplyId(ReplyWriter& w, StreamId id);
 // deliveries], `time` being its idle time (XPENDING) or its last delivery's time (XINFO).
 void ReplyPendingEntry(ReplyWriter& w, const StreamGroup& g, const StreamPending& p, int64_t time);
 
+// Replication (commands/propagate.h, repl::AddEffect): the commands by which Redis 7.0 sends a
+// consumer group's changes (streamPropagateXCLAIM, streamPropagateGroupID,
+// streamPropagateConsumerCreation), as RESP; `key` in stored form.
+// "XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n FORCE JUSTID LASTID group-last-id": the
+// pending entry `p` as it is now (or as it was, for one dropped because its entry is gone: the
+// replica's XCLAIM finds the entry gone and drops it too).
+std::string ClaimEffect(std::string_view key, const StreamGroup& g, const StreamPending& p);
+// "XGROUP SETID key group last-id ENTRIESREAD n".
+std::string SetIdEffect(std::string_view key, const StreamGroup& g);
+// "XGROUP CREATECONSUMER key group consumer".
+std::string CreateConsumerEffect(std::string_view key, std::string_view group,
+                                 std::string_view consumer);
+
 // "NOGROUP No such consumer group '<group>' for key name '<key>'" (XGROUP, XINFO CONSUMERS).
 std::string NoSuchGroupError(std::string_view key, std::string_view group);
 

@@ -9,6 +9,7 @@
 #include "base/ascii.h"
 #include "base/numbers.h"
 #include "commands/families.h"
+#include "commands/propagate.h"
 #include "commands/shards.h"
 #include "commands/stream_access.h"
 #include "commands/stream_wait.h"
@@ -430,23 +431,26 @@ Task XClaim(Context& ctx) {
   std::string out;  // the reply, written while the entries' bytes are alive
   bool missing = false;
   bool created = false;
+  std::vector<std::string> effect;  // what replicas get (repl::AddEffect)
   bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
     claimed.clear();
+    effect.clear();
     created = false;
     StreamGroup* g = exists ? s->FindGroup(args[2]) : nullptr;
     missing = g == nullptr;
     if (missing) return Rewrite::kUnchanged;
-    bool changed = false;
+    bool changed = false, moved_last = false;
     if (last_id > g->last_id) {
       g->last_id = last_id;
-      changed = true;
+      changed = moved_last = true;
     }
     int consumer = -1;
     for (StreamId id : ids) {
       int p = g->FindPending(id);
       if (s->Find(id) < 0) {
-        // The entry is gone: its pending entry goes too.
+        // The entry is gone: its pending entry goes too (on the replicas as well).
         if (p >= 0) {
+          effect.push_back(ClaimEffect(args[1], *g, g->pending[p]));
           g->pending.erase(g->pending.begin() + p);
           changed = true;
         }
@@ -456,7 +460,8 @@ Task XClaim(Context& ctx) {
       if (p < 0) {
         if (!force) continue;
         const size_t at = g->PendingLowerBound(id);
-        g->pending.insert(g->pending.begin() + at, StreamPending{id, UINT32_MAX, 0, 0});
+        // Delivered once, as Redis's streamCreateNACK: this claim makes it twice (no JUSTID).
+        g->pending.insert(g->pending.begin() + at, StreamPending{id, UINT32_MAX, 0, 1});
         p = static_cast<int>(at);
         fresh = true;
       }
@@ -471,8 +476,11 @@ Task XClaim(Context& ctx) {
         ++pe.delivery_count;
       }
       claimed.push_back(id);
+      effect.push_back(ClaimEffect(args[1], *g, pe));
       changed = true;
     }
+    // A LASTID that moved the group, sent by the XCLAIMs above or else on its own.
+    if (moved_last && effect.empty()) effect.push_back(SetIdEffect(args[1], *g));
     out.clear();
     ReplyWriter w(&out, ctx.reply->resp());
     ReplyClaimed(w, *s, claimed, justid);
@@ -483,6 +491,7 @@ Task XClaim(Context& ctx) {
   if (missing) {
     ctx.reply->Error(NoGroupError(args[1], args[2]));
   } else {
+    repl::AddEffect(ctx, std::move(effect));
     ctx.reply->Raw(out);
   }
 }
@@ -521,9 +530,11 @@ Task XAutoClaim(Context& ctx) {
   std::string out;  // the claimed entries' reply, written while their bytes are alive
   bool missing = false;
   bool created = false;
+  std::vector<std::string> effect;  // what replicas get (repl::AddEffect)
   bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
     claimed.clear();
     deleted.clear();
+    effect.clear();
     created = false;
     cursor = StreamId{};
     StreamGroup* g = exists ? s->FindGroup(args[2]) : nullptr;
@@ -537,6 +548,7 @@ Task XAutoClaim(Context& ctx) {
       StreamPending& pe = g->pending[i];
       if (s->Find(pe.id) < 0) {
         deleted.push_back(pe.id);
+        effect.push_back(ClaimEffect(args[1], *g, pe));  // the replicas drop it too
         g->pending.erase(g->pending.begin() + static_cast<std::ptrdiff_t>(i));
         --left;
         continue;
@@ -550,6 +562,7 @@ Task XAutoClaim(Context& ctx) {
       pe.delivery_ms = now;
       if (!justid) ++pe.delivery_count;
       claimed.push_back(pe.id);
+      effect.push_back(ClaimEffect(args[1], *g, pe));
       --left;
       ++i;
     }
@@ -565,6 +578,7 @@ Task XAutoClaim(Context& ctx) {
     ctx.reply->Error(NoGroupError(args[1], args[2]));
     co_return;
   }
+  repl::AddEffect(ctx, std::move(effect));
   ReplyWriter& w = *ctx.reply;
   w.Array(3);
   ReplyId(w, cursor);

@@ -351,7 +351,7 @@ Task RunHoldingShards(Context& exec, const CommandSpec* spec,
     // A command on one shard changed data if its store's write count moved; others (keyless,
     // across shards) if they did not fail.
     const bool changed = shard >= 0 ? dirtied != 0 : w->errors() == errors;
-    if (changed) {
+    if (changed && !repl::OwnEffect(*spec)) {  // an OwnEffect command added its own
       repl::AppendEffect(*spec, argv, c.db, c.now_ms,
                          std::string_view(*w->output()).substr(reply_at), &c.repl->ops,
                          c.repl->trim_to);

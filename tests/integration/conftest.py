@@ -21,8 +21,9 @@ Helpers for the tests: err, wait_until, crc16, key_slot, worker_of, spread_keys,
 for blocking commands: waiters_across_workers, waiter_after_a_disconnected_one,
 consume_while_producing; for chunked values: storage, settle_written, written_by, wait_swept.
 
-Tests marked @pytest.mark.lavik_only are about lavik's own command line; they are
-deselected (not skipped) when the target is redis.
+Tests marked @pytest.mark.lavik_only are about lavik's own command line, or behaviour where
+lavik deliberately goes past Redis 7.0.15 (say why in the test); they are deselected (not
+skipped) when the target is redis.
 """
 
 import fcntl
@@ -54,7 +55,7 @@ if TARGET not in ("lavik", "redis"):
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "lavik_only: about lavik's own command line; deselected for redis")
+        "markers", "lavik_only: lavik's own command line or behaviour past Redis 7.0; deselected for redis")
 
 
 def pytest_collection_modifyitems(config, items):
