@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "base/ascii.h"
 #include "base/clock.h"
@@ -93,6 +94,7 @@ void Master::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   for (Waiter* w : waiters_) w->home->Post(w);  // WAIT answers what it has
   waiters_.clear();
+  if (sd_done_) std::exchange(sd_done_, nullptr)(kTimedOut);
   slaves_.clear();
   if (wake_fd_ >= 0) close(wake_fd_);
   wake_fd_ = -1;
@@ -159,7 +161,7 @@ void Master::Ack(uint64_t client_id, int64_t offset) {
     if (offset > s->ack) s->ack = offset;
     s->ack_ms = NowMs();
   }
-  if (!waiters_.empty()) Wake();
+  if (!waiters_.empty() || sd_done_) Wake();
 }
 
 void Master::Feed(int64_t offset_before, std::span<const std::string_view> args, size_t bytes) {
@@ -214,6 +216,74 @@ bool Master::AddWaiter(Waiter* w, bool may_block) {
   EnsureThread();
   Wake();
   return false;
+}
+
+bool Master::InSyncLocked() const {
+  const bool any = std::any_of(slaves_.begin(), slaves_.end(),
+                               [](const auto& s) { return s->state != Slave::State::kDead; });
+  if (!any) return true;
+  if (repl::On() && next_seq_ <= repl::LastSeq()) return false;  // a write not merged yet
+  return std::all_of(slaves_.begin(), slaves_.end(), [this](const auto& s) {
+    return s->state == Slave::State::kDead || s->ack == end_;
+  });
+}
+
+bool Master::ReplicasInSync() {
+  Wake();  // merge now what the workers logged
+  std::lock_guard<std::mutex> lock(mu_);
+  return InSyncLocked();
+}
+
+bool Master::StartShutdownWait(int64_t deadline_ms, std::function<void(int)> done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sd_done_) return false;
+  sd_done_ = std::move(done);
+  sd_deadline_ms_ = deadline_ms;
+  want_ack_ = true;
+  EnsureThread();
+  Wake();
+  return true;
+}
+
+bool Master::AbortShutdownWait() {
+  std::function<void(int)> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!sd_done_) return false;
+    done = std::move(sd_done_);
+    sd_done_ = nullptr;
+  }
+  done(kAborted);
+  return true;
+}
+
+void Master::CheckShutdownWait(int64_t now_ms) {
+  if (!sd_done_) return;
+  const bool in_sync = InSyncLocked();
+  if (!in_sync && now_ms < sd_deadline_ms_ && !stop_) return;
+  std::function<void(int)> done = std::move(sd_done_);
+  sd_done_ = nullptr;
+  done(in_sync ? kInSync : kTimedOut);  // it posts to a worker or sets a promise: never locks mu_
+}
+
+void Master::LogShutdownSync() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now_s = NowMs() / 1000;
+  int replicas = 0, lagging = 0;
+  for (auto& s : slaves_) {
+    if (s->state == Slave::State::kDead) continue;
+    ++replicas;
+    if (s->ack == end_) continue;
+    ++lagging;
+    const int64_t lag = s->state == Slave::State::kOnline ? now_s - s->ack_ms / 1000 : 0;
+    LogWarning("Lagging replica " + s->Name() + " reported offset " +
+               std::to_string(end_ - s->ack) + " behind master, lag=" + std::to_string(lag) +
+               ", state=" + std::string(s->StateName()) + ".");
+  }
+  if (replicas > 0) {
+    LogNotice(std::to_string(replicas - lagging) + " of " + std::to_string(replicas) +
+              " replicas are in sync when shutting down.");
+  }
 }
 
 int64_t Master::HistLen() const {
@@ -742,7 +812,9 @@ void Master::Cron(int64_t now_ms) {
   // manual failover's pause (SetFailoverPause): the offset the target must reach stays put.
   const bool quiet =
       failover_.load() != kNoFailover || failover_pause_.load(std::memory_order_relaxed);
-  if (!quiet && !slaves_.empty() && now_ms - last_ping_ms_ >= period_ms) {
+  // Nor a PING while SHUTDOWN waits for the replicas (its writes are held too, as Redis's
+  // PAUSE_DURING_SHUTDOWN): the offset they must reach stays put once its GETACK is out.
+  if (!quiet && !sd_done_ && !slaves_.empty() && now_ms - last_ping_ms_ >= period_ms) {
     last_ping_ms_ = now_ms;
     Append(kPing);
   }
@@ -781,6 +853,7 @@ void Master::Loop() {
     }
     std::erase_if(slaves_, [](const auto& s) { return s->state == Slave::State::kDead; });
     CheckWaiters(now);
+    CheckShutdownWait(now);
     Trim();
 
     std::vector<pollfd> fds;
@@ -801,6 +874,9 @@ void Master::Loop() {
     for (Waiter* w : waiters_) {
       if (w->deadline_ms != 0)
         timeout = static_cast<int>(std::clamp<int64_t>(w->deadline_ms - now, 0, timeout));
+    }
+    if (sd_done_) {
+      timeout = static_cast<int>(std::clamp<int64_t>(sd_deadline_ms_ - now, 0, timeout));
     }
     if (owed) timeout = 0;
     // After a round that moved entries, sleep a millisecond without asking to be woken: under a

@@ -137,6 +137,20 @@ class Master {
   // True (w->count set) if answered at once: enough replicas, or !may_block (inside MULTI).
   bool AddWaiter(Waiter* w, bool may_block);
 
+  // SHUTDOWN's wait for lagging replicas (shutdown-timeout; Redis 7.0's isReadyToShutdown):
+  // every replica, online or still syncing, acknowledged the whole stream, and every write
+  // numbered so far is in it. True at once without replicas.
+  bool ReplicasInSync();
+  // Starts that wait (the server holds writes meanwhile): REPLCONF GETACK * goes out, PINGs
+  // wait, and `done` is called from the replication thread, once, with kInSync, kTimedOut (at
+  // `deadline_ms`) or kAborted (AbortShutdownWait). False if a wait already runs.
+  enum ShutdownOutcome : int { kInSync = 0, kTimedOut = 1, kAborted = 2 };
+  bool StartShutdownWait(int64_t deadline_ms, std::function<void(int)> done);
+  bool AbortShutdownWait();  // false if none runs
+  // Redis's finishShutdown log: a warning per lagging replica, then "N of M replicas are in
+  // sync when shutting down." (nothing without replicas).
+  void LogShutdownSync();
+
   // FAILOVER [TO host port [FORCE]] [TIMEOUT ms] (doc/replication.md, "FAILOVER"): writes
   // paused, then, once the target (or any replica) acknowledged the whole stream, this server
   // follows it with PSYNC ... FAILOVER. The state as INFO's master_failover_state shows it.
@@ -199,6 +213,8 @@ class Master {
   void Trim();
   void Drop(Slave& s, const std::string& why);
   void CheckWaiters(int64_t now_ms);
+  bool InSyncLocked() const;               // mu_ held: ReplicasInSync
+  void CheckShutdownWait(int64_t now_ms);  // mu_ held
   void Cron(int64_t now_ms);
   void Wake();
   static void WakeThunk();
@@ -262,6 +278,9 @@ class Master {
   int fo_port_ = 0;
   bool fo_force_ = false;
   int64_t fo_end_ms_ = 0;
+  // SHUTDOWN's wait (StartShutdownWait): its callback (empty: none runs) and deadline.
+  std::function<void(int)> sd_done_;
+  int64_t sd_deadline_ms_ = 0;
   // A cluster manual failover's pause (SetFailoverPause): no PING or GETACK either.
   std::atomic<bool> failover_pause_{false};
   static Master* instance_;

@@ -285,10 +285,19 @@ void ClientHub::PauseForFailover(bool on) {
   if (!on) PostToAll([this](int w) { ResumeParked(w); });
 }
 
+void ClientHub::PauseForShutdown(bool on) {
+  {
+    std::lock_guard<std::mutex> lock(pause_mu_);
+    shutdown_pause_ = on;
+    CombinePauses();
+  }
+  if (!on) PostToAll([this](int w) { ResumeParked(w); });
+}
+
 void ClientHub::CombinePauses() {
   int type = client_type_.load();
   int64_t end = client_end_ms_.load();
-  if (failover_pause_) {
+  if (failover_pause_ || shutdown_pause_) {
     type = std::max<int>(type, kPauseWrite);
     end = INT64_MAX;  // until FAILOVER ends it
   }

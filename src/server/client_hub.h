@@ -103,7 +103,10 @@ class ClientHub {
   void Unpause();  // any thread; queued commands run now (CLIENT UNPAUSE)
   // FAILOVER's own write pause (Redis's PAUSE_DURING_FAILOVER): held until lifted, and kept
   // apart from CLIENT PAUSE, so CLIENT UNPAUSE does not end it nor it a client's pause.
-  void PauseForFailover(bool on);    // any thread
+  void PauseForFailover(bool on);  // any thread
+  // SHUTDOWN's write pause while it waits for lagging replicas (Redis's PAUSE_DURING_SHUTDOWN),
+  // apart from the other two in the same way.
+  void PauseForShutdown(bool on);    // any thread
   void AddMonitor(ClientState* cl);  // the client's worker
   // The client's worker: closes `cl` now, dropping its pending output (as Redis's freeClient).
   void Kill(ClientState* cl);
@@ -145,6 +148,7 @@ class ClientHub {
   std::atomic<int> client_type_{kPauseNone};  // CLIENT PAUSE's (under pause_mu_ to change)
   std::atomic<int64_t> client_end_ms_{0};
   bool failover_pause_ = false;  // under pause_mu_
+  bool shutdown_pause_ = false;  // under pause_mu_
   void CombinePauses();          // pause_mu_ held: pause_type_/end_ from the two
 
   std::atomic<int> monitors_{0};

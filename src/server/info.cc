@@ -190,6 +190,10 @@ Task Info(Context& ctx) {
     Field(&out, "executable", "lavik");
     Field(&out, "config_file", server->config().config_file);
     Field(&out, "io_threads_active", 0);
+    // As Redis: only while SHUTDOWN (or a signal) waits for lagging replicas.
+    if (const int64_t left = server->shutdown_in_ms(); left >= 0) {
+      Field(&out, "shutdown_in_milliseconds", static_cast<uint64_t>(left));
+    }
     Field(&out, "worker_threads", static_cast<uint64_t>(n));
     out += "\r\n";
   }

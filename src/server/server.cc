@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -260,6 +261,67 @@ void Server::ConfigGet(std::span<const std::string_view> patterns,
 void Server::RequestShutdown() {
   shutdown_requested_ = true;
   kill(getpid(), SIGTERM);
+}
+
+bool Server::BeginShutdownWait(int64_t timeout_ms, std::function<void(int)> done) {
+  {
+    std::lock_guard<std::mutex> lock(shutdown_mu_);
+    if (shutdown_waiting_) return false;
+    shutdown_waiting_ = true;
+  }
+  const int64_t deadline = NowMs() + timeout_ms;
+  shutdown_deadline_ms_ = deadline;
+  LogNotice("User requested shutdown...");
+  hub_->PauseForShutdown(true);
+  LogNotice("Waiting for replicas before shutting down.");
+  master_->StartShutdownWait(deadline, std::move(done));
+  return true;
+}
+
+bool Server::JoinShutdownWait(std::function<void(bool resumed)> resumed) {
+  std::lock_guard<std::mutex> lock(shutdown_mu_);
+  if (!shutdown_waiting_) return false;
+  shutdown_joined_.push_back(std::move(resumed));
+  return true;
+}
+
+void Server::EndShutdownWait(bool resumed) {
+  std::vector<std::function<void(bool)>> joined;
+  {
+    std::lock_guard<std::mutex> lock(shutdown_mu_);
+    if (!shutdown_waiting_) return;
+    shutdown_waiting_ = false;
+    joined.swap(shutdown_joined_);
+  }
+  shutdown_deadline_ms_ = -1;
+  if (resumed) hub_->PauseForShutdown(false);  // exiting: the workers drain what is parked
+  for (auto& f : joined) f(resumed);
+}
+
+bool Server::AbortShutdown() {
+  if (!master_->AbortShutdownWait()) return false;
+  LogNotice("Shutdown manually aborted.");
+  return true;
+}
+
+int64_t Server::shutdown_in_ms() const {
+  const int64_t deadline = shutdown_deadline_ms_.load();
+  return deadline < 0 ? -1 : std::max<int64_t>(0, deadline - NowMs());
+}
+
+bool Server::WaitForReplicasOnSignal() {
+  const int64_t timeout_s = std::stoll(ConfigValue("shutdown-timeout"));
+  if (timeout_s == 0 || master_->ReplicasInSync()) return true;
+  auto outcome = std::make_shared<std::promise<int>>();
+  std::future<int> done = outcome->get_future();
+  if (!BeginShutdownWait(timeout_s * 1000, [outcome](int o) { outcome->set_value(o); })) {
+    return false;  // a SHUTDOWN waits already: it decides
+  }
+  if (done.get() == Master::kAborted) {
+    EndShutdownWait(true);
+    return false;
+  }
+  return true;
 }
 
 namespace {

@@ -105,6 +105,18 @@ class Server : public RequestHandler {
   void RequestShutdown();  // SHUTDOWN (it saved already, or was told NOSAVE)
   bool SaveOnSignal();     // main thread: SIGTERM/SIGINT with save points (dump.rdb first)
 
+  // SHUTDOWN or a signal waiting for lagging replicas (shutdown-timeout; doc/replication.md,
+  // "SHUTDOWN and lagging replicas"). Begin: writes are held and the Master waits; `done`
+  // (Master::ShutdownOutcome) comes once from the replication thread. False if a wait already
+  // runs: a second SHUTDOWN joins it instead (`resumed` is then called, from any thread, with
+  // true if the server goes on running, false if it exits).
+  bool BeginShutdownWait(int64_t timeout_ms, std::function<void(int)> done);
+  bool JoinShutdownWait(std::function<void(bool resumed)> resumed);  // false: none runs
+  // The initiator's end of it: `resumed` (aborted, or the save failed) lifts the write pause.
+  void EndShutdownWait(bool resumed);
+  bool AbortShutdown();            // SHUTDOWN ABORT: false if no wait runs
+  int64_t shutdown_in_ms() const;  // INFO's shutdown_in_milliseconds; -1 while none runs
+
   DataFile& data_file() { return *data_file_; }
   const RecoveryReport& recovery() const { return recovery_; }
   bool defrag_paused() const { return defrag_paused_.load(std::memory_order_relaxed); }
@@ -171,6 +183,11 @@ class Server : public RequestHandler {
   std::unique_ptr<MemoryGuard> memory_guard_;
   SaveState save_state_;
   std::atomic<bool> shutdown_requested_{false};
+  bool WaitForReplicasOnSignal();  // main thread: false if aborted, or a SHUTDOWN's wait runs
+  std::mutex shutdown_mu_;
+  bool shutdown_waiting_ = false;                           // under shutdown_mu_
+  std::vector<std::function<void(bool)>> shutdown_joined_;  // under shutdown_mu_
+  std::atomic<int64_t> shutdown_deadline_ms_{-1};
   std::string rdb_to_load_;  // a dump.rdb to import before the listeners start (rdb_load.h)
   int64_t applied_cache_mb_ = 0;
   Listener listener_;      // plain TCP on `port` (not bound when port is 0)

@@ -2,6 +2,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <coroutine>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,9 @@
 #include "commands/command_keys.h"
 #include "commands/command_table.h"
 #include "protocol/errors.h"
+#include "replication/master.h"
 #include "runtime/shard_hop.h"
+#include "runtime/worker.h"
 #include "server/command_registry.h"
 #include "server/config_rewrite.h"
 #include "server/server.h"
@@ -108,37 +111,110 @@ Task Time(Context& ctx) {
   co_return;
 }
 
+// SHUTDOWN's wait for lagging replicas (Server::BeginShutdownWait): resumed on the client's
+// worker with the outcome. A second SHUTDOWN joins the running wait instead.
+struct ShutdownAwaiter : MailboxItem {
+  Server* server = nullptr;
+  int64_t timeout_ms = 0;
+  Worker* home = nullptr;
+  std::coroutine_handle<> handle;
+  bool joined = false;
+  bool missed = false;            // the wait ended between the two tries: none runs now
+  int outcome = Master::kInSync;  // joined: kAborted if the server goes on running
+
+  bool await_ready() const { return false; }
+  bool await_suspend(std::coroutine_handle<> h) {
+    handle = h;
+    home = Worker::Current();
+    run = [](MailboxItem* item) { static_cast<ShutdownAwaiter*>(item)->handle.resume(); };
+    auto* self = this;
+    if (server->BeginShutdownWait(timeout_ms, [self](int o) {
+          self->outcome = o;
+          self->home->Post(self);
+        })) {
+      return true;
+    }
+    joined = true;
+    missed = !server->JoinShutdownWait([self](bool resumed) {
+      self->outcome = resumed ? Master::kAborted : Master::kInSync;
+      self->home->Post(self);
+    });
+    return !missed;
+  }
+  void await_resume() const {}
+};
+
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], as Redis 7.0's shutdownCommand: unless NOW (or
+// shutdown-timeout 0) it first waits, writes held, up to shutdown-timeout seconds for every
+// replica to acknowledge the whole stream (REPLCONF GETACK *); ABORT from another client ends
+// that wait and the server goes on. Then the save (SAVE, or save points without NOSAVE).
 Task Shutdown(Context& ctx) {
-  bool nosave = false, save = false, force = false;
+  bool nosave = false, save = false, force = false, now = false, abort = false;
   for (size_t i = 1; i < ctx.args.size(); ++i) {
     std::string_view o = ctx.args[i];
-    if (EqualsNoCase(o, "abort")) {
-      ctx.reply->Error("ERR No shutdown in progress.");
-      co_return;
-    }
     if (EqualsNoCase(o, "nosave")) {
       nosave = true;
     } else if (EqualsNoCase(o, "save")) {
       save = true;
+    } else if (EqualsNoCase(o, "now")) {
+      now = true;
     } else if (EqualsNoCase(o, "force")) {
       force = true;
-    } else if (!EqualsNoCase(o, "now")) {
+    } else if (EqualsNoCase(o, "abort")) {
+      abort = true;
+    } else {
       ctx.reply->Error(kErrSyntax);
       co_return;
     }
   }
+  if ((abort && (nosave || save || now || force)) || (nosave && save)) {
+    ctx.reply->Error(kErrSyntax);
+    co_return;
+  }
+  Server* server = ctx.server;
+  if (abort) {
+    if (server->AbortShutdown()) {
+      ctx.reply->Ok();
+    } else {
+      ctx.reply->Error("ERR No shutdown in progress.");
+    }
+    co_return;
+  }
+  const int64_t timeout_s = std::stoll(server->ConfigValue("shutdown-timeout"));
+  bool waited = false;
+  while (!now && timeout_s > 0 && !server->master().ReplicasInSync()) {
+    ShutdownAwaiter w;
+    w.server = server;
+    w.timeout_ms = timeout_s * 1000;
+    co_await w;
+    if (w.missed) continue;  // another one's wait just ended: look again
+    if (w.outcome == Master::kAborted) {
+      if (!w.joined) server->EndShutdownWait(true);
+      ctx.reply->Error("ERR Errors trying to SHUTDOWN. Check logs.");
+      co_return;
+    }
+    if (w.joined) {  // the SHUTDOWN that began the wait saves and stops the server
+      ctx.client->close_after_reply = true;
+      co_return;
+    }
+    waited = true;
+    break;
+  }
+  server->master().LogShutdownSync();
   // As Redis: SAVE, or save points without NOSAVE, write dump.rdb first; a failed save keeps
   // the server running unless FORCE.
-  if (!nosave && (save || !ctx.server->ConfigValue("save").empty())) {
+  if (!nosave && (save || !server->ConfigValue("save").empty())) {
     bool ok = false;
-    co_await SaveBeforeShutdown(ctx.server, &ok);
+    co_await SaveBeforeShutdown(server, &ok);
     if (!ok && !force) {
+      if (waited) server->EndShutdownWait(true);
       ctx.reply->Error("ERR Errors trying to SHUTDOWN. Check logs.");
       co_return;
     }
   }
+  if (waited) server->EndShutdownWait(false);
   // As Redis: no reply; the connection closes when the server exits.
-  ctx.server->RequestShutdown();
+  server->RequestShutdown();
   ctx.client->close_after_reply = true;
 }
 

@@ -475,11 +475,21 @@ int Server::Run() {
         LogWarning(error);
       }
     }
-    // As Redis: with save points, a signal writes dump.rdb first and a failed save keeps the
-    // server running (SHUTDOWN decided for itself: shutdown_requested_).
-    if (shutdown_requested_.load() || ConfigValue("save").empty() || SaveOnSignal()) break;
+    if (shutdown_requested_.load()) break;  // SHUTDOWN waited and saved for itself
+    // As Redis's prepareForShutdown with shutdown-on-sigterm / -sigint's flags: unless "now",
+    // wait for lagging replicas first (SHUTDOWN ABORT resumes); with save points (or "save",
+    // never with "nosave") write dump.rdb, and a failed save keeps the server running unless
+    // "force".
+    const std::string how =
+        ConfigValue(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm");
+    if (how != "now" && !WaitForReplicasOnSignal()) continue;
+    master_->LogShutdownSync();
+    const bool save = how == "save" || (how != "nosave" && !ConfigValue("save").empty());
+    if (!save || SaveOnSignal() || how == "force") break;
     LogWarning("Error trying to save the DB, can't exit.");
+    EndShutdownWait(true);
   }
+  EndShutdownWait(false);  // a SHUTDOWN that joined the wait: its connection closes with us
   shutting_down_ = true;
   LogNotice(std::string("Received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
             ", shutting down: finishing in-flight requests");

@@ -55,7 +55,8 @@ if TARGET not in ("lavik", "redis"):
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "lavik_only: lavik's own command line or behaviour past Redis 7.0; deselected for redis")
+        "markers",
+        "lavik_only: lavik's own command line or behaviour past Redis 7.0; deselected for redis")
 
 
 def pytest_collection_modifyitems(config, items):
