@@ -450,6 +450,16 @@ void Master::OpenBacklogAt(int64_t offset) {
   EnsureThread();
 }
 
+bool Master::FinishStream(int64_t* offset, int* db) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!backlog_ || deps_.replica->following()) return false;
+  Merge();
+  if (!pending_.empty() || (repl::On() && next_seq_ <= repl::LastSeq())) return false;
+  *offset = end_;
+  *db = cur_db_ < 0 ? 0 : cur_db_;
+  return true;
+}
+
 void Master::RestoreBacklogAt(int64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
   if (backlog_) return;

@@ -113,6 +113,12 @@ class Master {
   // writes from now on go to it, so a former replica continuing at offset+1 gets them.
   void RestoreBacklogAt(int64_t offset);
 
+  // Shutdown, after Stop() and once the workers stopped: merges what they logged last (writes
+  // that ran while the server drained), so the stream's offset counts every write in the data.
+  // True with the final offset and the stream's database (0 if none selected yet) if there is
+  // a backlog and nothing is missing from the order.
+  bool FinishStream(int64_t* offset, int* db);
+
   // min-replicas-to-write: writes are refused (-NOREPLICAS) while this is true.
   bool refuses_writes() const { return refuse_writes_.load(std::memory_order_relaxed); }
 

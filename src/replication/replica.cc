@@ -117,7 +117,18 @@ void Replica::TakeSavedHistory(const std::string& data_file, bool replicaof_conf
     return;
   }
   if (!replicaof_configured) {
-    LogNotice("Replication history ignored: this server is not configured as a replica");
+    // A master: as RestoreFromRdb's, the history becomes replid2 and the backlog starts right
+    // after it (the caller opens it), so the replicas of before the restart continue.
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      replid2_ = h.replid;
+      second_offset_ = h.offset + 1;
+      offset_ = h.offset;
+      synced_ = true;
+      restored_master_ = h.offset;
+    }
+    LogNotice("Replication history of the data file kept as the secondary replid " + h.replid +
+              ", offset " + std::to_string(h.offset) + " (former replicas may continue it)");
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -136,9 +147,17 @@ void Replica::ForgetSavedHistory() {
   if (!synced_) return;
   LogNotice("Replication history dropped: an RDB file was loaded at start-up");
   replid_ = NewReplId();
+  replid2_.assign(40, '0');
+  second_offset_ = -1;
   offset_ = 0;
   stream_db_ = 0;
   synced_ = false;
+  restored_master_ = -1;
+}
+
+int64_t Replica::restored_master_offset() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return restored_master_;
 }
 
 void Replica::RestoreFromRdb(const std::string& replid, int64_t offset, int db, bool as_replica) {
@@ -187,14 +206,23 @@ bool Replica::SnapshotHistory(bool master_backlog, std::string* replid, int64_t*
   return true;
 }
 
-bool Replica::SaveHistoryAtShutdown(const std::string& data_file) {
+bool Replica::SaveHistoryAtShutdown(const std::string& data_file, bool master_valid,
+                                    int64_t master_offset, int master_db) {
   SavedHistory h;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!synced_) return true;  // nothing to continue (never synced, or a sync cut half-way)
-    h.replid = replid_;
-    h.offset = offset_.load();
-    h.db = stream_db_.load();
+    if (host_.empty()) {
+      // A master: its own history, as Redis's rdbPopulateSaveInfo for a master with a backlog.
+      if (!master_valid) return true;
+      h.replid = replid_;
+      h.offset = master_offset;
+      h.db = master_db;
+    } else {
+      if (!synced_) return true;  // nothing to continue (never synced, or a sync cut half-way)
+      h.replid = replid_;
+      h.offset = offset_.load();
+      h.db = stream_db_.load();
+    }
   }
   std::string error;
   if (!SaveHistory(data_file, h, &error)) {

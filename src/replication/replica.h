@@ -87,13 +87,15 @@ class Replica : public RequestHandler {
   // Shutdown, before the workers stop: ends the link and the thread.
   void Stop();
 
-  // A restarted replica continues its master's history (saved_history.h). Start-up, before
-  // the data file is opened: takes the saved history; it is used (the first PSYNC asks to
-  // continue it) only when `replicaof` is configured, as Redis 7.0 restores repl-id/offset
-  // only on a replica.
+  // A restarted server continues its history (saved_history.h). Start-up, before the data
+  // file is opened: takes the saved history. With `replicaof` configured the data follow it
+  // (the first PSYNC asks to continue it); on a master it becomes replid2 as RestoreFromRdb's,
+  // and restored_master_offset() then tells the caller where to start the Master's backlog.
   void TakeSavedHistory(const std::string& data_file, bool replicaof_configured);
   // Start-up: an RDB file was loaded into the data, which no longer follow that history.
   void ForgetSavedHistory();
+  // TakeSavedHistory restored a master's history (and no RDB load dropped it): its offset, or -1.
+  int64_t restored_master_offset() const;
   // Start-up, after an RDB with replication fields (repl-id, repl-offset, repl-stream-db) was
   // loaded, as Redis 7.0's loadDataFromDisk: on a replica (`replicaof` configured) the data
   // follow that history (the first PSYNC continues it); on a master it becomes replid2, with
@@ -114,8 +116,11 @@ class Replica : public RequestHandler {
   // SnapshotHistory can tell the offset. Released, the held command runs on worker 0.
   void HoldStream(bool on);
   // Clean shutdown, after Stop(), the workers stopped and the data file synced: saves the
-  // history the data follow, if any. False (logged) if it could not be written.
-  bool SaveHistoryAtShutdown(const std::string& data_file);
+  // history the data follow, if any — a replica's, or a master's own replid with the stream's
+  // final offset and database (`master_valid`: the Master has a backlog and merged every
+  // write, Master::FinishStream). False (logged) if it could not be written.
+  bool SaveHistoryAtShutdown(const std::string& data_file, bool master_valid = false,
+                             int64_t master_offset = 0, int master_db = 0);
 
   // Writes from clients are refused: following a master, with replica-read-only yes.
   bool read_only() const {
@@ -212,6 +217,7 @@ class Replica : public RequestHandler {
   int port_ = 0;
   State state_ = State::kNone;
   bool link_closed_ = false;
+  int64_t restored_master_ = -1;  // TakeSavedHistory on a master: the offset restored
   bool synced_ = false;          // the data follow replid_ up to offset_: a PSYNC may continue them
   bool failover_psync_ = false;  // the PSYNC says FAILOVER (Follow(..., true)), until answered
   uint64_t link_gen_ = 0;        // the generation the link's connection serves (worker 0)

@@ -314,6 +314,11 @@ bool Server::StartWorkers(std::string* error) {
     // created, or a load into it failed before).
     rdb_to_load_ = path;
   }
+  // A master restarted on its data file (no RDB to load): its backlog starts where the saved
+  // history ended, before any client can look.
+  if (const int64_t at = replica_->restored_master_offset(); at >= 0 && rdb_to_load_.empty()) {
+    master_->RestoreBacklogAt(at);
+  }
   for (int i = 0; i < n; ++i) {
     workers_[i]->Start([this, i](std::string* err) { return InitWorker(i, err); },
                        [this, i]() { return WorkerDone(i); });
@@ -509,10 +514,14 @@ int Server::Run() {
       LogWarning("Checkpoint not written: " + error);
     }
   }
-  // A replica's replication id and offset, for a partial resync after the restart
-  // (replication/saved_history.h): only once everything the stream applied is on the device.
+  // The replication id and offset, for a partial resync after the restart
+  // (replication/saved_history.h): a replica's, once everything the stream applied is on the
+  // device; a master's, once the stream counts every write the workers made.
+  int64_t master_offset = 0;
+  int master_db = 0;
+  const bool master_valid = master_->FinishStream(&master_offset, &master_db);
   if (std::string sync_error; data_file_->SyncNow(&sync_error)) {
-    replica_->SaveHistoryAtShutdown(config_.data_file);
+    replica_->SaveHistoryAtShutdown(config_.data_file, master_valid, master_offset, master_db);
   } else {
     LogWarning("Replication history not saved: " + sync_error);
   }

@@ -12,6 +12,7 @@ import threading
 import subprocess
 import time
 
+import pytest
 import redis
 
 from conftest import TARGET, wait_until
@@ -177,7 +178,9 @@ def test_bgsave_of_a_master_with_a_replica_has_its_replid_and_offset(spawn_serve
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-def test_restarted_master_continues_its_replicas_from_dump_rdb(spawn_server):
+def master_with_a_replica(spawn_server):
+    """The server under test with a redis-server replica in sync, keys in db 0 and db 2, and no
+    PING moving the offset."""
     master = spawn_server()
     m = client(master)
     m.config_set("repl-ping-replica-period", 3600)
@@ -186,6 +189,11 @@ def test_restarted_master_continues_its_replicas_from_dump_rdb(spawn_server):
         m.set(f"before:{i}", i)
     client(master, db=2).set("in-db-2", "x")
     settle(m, r, "1")
+    return master, m, replica, r
+
+
+def test_restarted_master_continues_its_replicas_from_dump_rdb(spawn_server):
+    master, m, replica, r = master_with_a_replica(spawn_server)
     old = m.info("replication")
     shutdown_save(m)
     master.wait()
@@ -212,6 +220,55 @@ def test_restarted_master_continues_its_replicas_from_dump_rdb(spawn_server):
     assert r.dbsize() == m.dbsize()
     assert client(replica, db=2).get("in-db-2") == "x"
     settle(m, r, "2")
+
+
+def restarted_master_continues(spawn_server, stop):
+    """A master with a replica, stopped by `stop(client)` and restarted on its own data (Lavik's
+    data file; redis-server's dump.rdb): it keeps its history as replid2 and its replica
+    continues it (+CONTINUE), writes made before the replica is back included."""
+    master, m, replica, r = master_with_a_replica(spawn_server)
+    old = m.info("replication")
+    stop(m)
+    master.wait()
+    master = restart(spawn_server, master)
+    m = client(master)
+    now = m.info("replication")
+    assert now["master_replid"] != old["master_replid"]
+    assert now["master_replid2"] == old["master_replid"]
+    # SHUTDOWN may have sent REPLCONF GETACK first (37 bytes more).
+    assert now["master_repl_offset"] >= old["master_repl_offset"]
+    assert now["second_repl_offset"] == now["master_repl_offset"] + 1
+    assert now["repl_backlog_active"] == 1
+    m.set("after", "restart")
+    client(master, db=2).set("after-in-db-2", "y")
+    assert wait_until(quiet(lambda: link_up(r)), SYNC_TIMEOUT_S)
+    assert wait_until(quiet(lambda: r.get("after") == "restart"), SYNC_TIMEOUT_S)
+    stats = m.info("stats")
+    assert stats["sync_partial_ok"] == 1, stats
+    assert stats["sync_full"] == 0, "the replica was sent a full sync"
+    assert r.dbsize() == m.dbsize()
+    assert wait_until(quiet(lambda: client(replica, db=2).get("after-in-db-2") == "y"),
+                      SYNC_TIMEOUT_S)
+    settle(m, r, "2")
+
+
+def test_restarted_master_continues_its_replicas_from_its_own_data(spawn_server):
+    """SHUTDOWN SAVE, restart on the same data: redis-server from its dump.rdb, Lavik from its
+    data file and <data-file>.repl (the dump.rdb is not loaded into a data file with keys)."""
+    restarted_master_continues(spawn_server, shutdown_save)
+
+
+@pytest.mark.lavik_only
+def test_restarted_master_continues_after_shutdown_nosave(spawn_server):
+    """Lavik's data outlive the process without an RDB, and so does its history: a master
+    stopped with SHUTDOWN NOSAVE (or SIGTERM without save points) continues its replicas.
+    redis-server has nothing to restart from then (lavik_only)."""
+    def nosave(c):
+        try:
+            c.shutdown(nosave=True)
+        except redis.ConnectionError:
+            pass
+    restarted_master_continues(spawn_server, nosave)
 
 
 def test_restarted_replica_continues_from_dump_rdb(spawn_server):
