@@ -246,6 +246,7 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
         out->reply.clear();
         out->served = false;
         out->effect.clear();
+        const bool propagating = ctx.repl != nullptr;  // else no effect is built
         created = false;
         StreamGroup* g = s->FindGroup(a.group);
         if (g == nullptr) return Rewrite::kUnchanged;  // checked in pass 1, under the same lock
@@ -261,7 +262,7 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
           created = true;
           // The replicas' XCLAIMs create it, unless none is sent: NOACK (as Redis 7.0) or a
           // read of the history (Redis 7.0 sends nothing then).
-          if (a.noack || !want.new_only) {
+          if (propagating && (a.noack || !want.new_only)) {
             out->effect.push_back(CreateConsumerEffect(a.keys[i], a.group, a.consumer));
           }
         }
@@ -295,7 +296,7 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
             pe.delivery_ms = now;
             ++pe.delivery_count;
             // Redis 7.0 sends nothing for a history read; the XCLAIM keeps the replicas' count.
-            out->effect.push_back(ClaimEffect(a.keys[i], *g, pe));
+            if (propagating) out->effect.push_back(ClaimEffect(a.keys[i], *g, pe));
           }
           return Rewrite::kWrite;
         }
@@ -326,11 +327,13 @@ Task ServeGroupRead(Store& st, Context& ctx, const ReadArgs& a, size_t i, const 
             g->pending.insert(g->pending.begin() + static_cast<std::ptrdiff_t>(at),
                               StreamPending{id, c, now, 1});
           }
-          out->effect.push_back(ClaimEffect(a.keys[i], *g, g->pending[at]));
+          if (propagating) out->effect.push_back(ClaimEffect(a.keys[i], *g, g->pending[at]));
         }
         // The group's new last id and entries_read: Redis 7.0 sends them after a NOACK read
         // only (its replicas' XCLAIM LASTID leaves entries_read behind); later versions always.
-        if (g->last_id != last0) out->effect.push_back(SetIdEffect(a.keys[i], *g));
+        if (propagating && g->last_id != last0) {
+          out->effect.push_back(SetIdEffect(a.keys[i], *g));
+        }
         return Rewrite::kWrite;
       },
       &out->error);

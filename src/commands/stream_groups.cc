@@ -431,7 +431,8 @@ Task XClaim(Context& ctx) {
   std::string out;  // the reply, written while the entries' bytes are alive
   bool missing = false;
   bool created = false;
-  std::vector<std::string> effect;  // what replicas get (repl::AddEffect)
+  std::vector<std::string> effect;               // what replicas get (repl::AddEffect)
+  const bool propagating = ctx.repl != nullptr;  // else no effect is built
   bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
     claimed.clear();
     effect.clear();
@@ -450,7 +451,7 @@ Task XClaim(Context& ctx) {
       if (s->Find(id) < 0) {
         // The entry is gone: its pending entry goes too (on the replicas as well).
         if (p >= 0) {
-          effect.push_back(ClaimEffect(args[1], *g, g->pending[p]));
+          if (propagating) effect.push_back(ClaimEffect(args[1], *g, g->pending[p]));
           g->pending.erase(g->pending.begin() + p);
           changed = true;
         }
@@ -476,11 +477,13 @@ Task XClaim(Context& ctx) {
         ++pe.delivery_count;
       }
       claimed.push_back(id);
-      effect.push_back(ClaimEffect(args[1], *g, pe));
+      if (propagating) effect.push_back(ClaimEffect(args[1], *g, pe));
       changed = true;
     }
     // A LASTID that moved the group, sent by the XCLAIMs above or else on its own.
-    if (moved_last && effect.empty()) effect.push_back(SetIdEffect(args[1], *g));
+    if (propagating && moved_last && effect.empty()) {
+      effect.push_back(SetIdEffect(args[1], *g));
+    }
     out.clear();
     ReplyWriter w(&out, ctx.reply->resp());
     ReplyClaimed(w, *s, claimed, justid);
@@ -530,7 +533,8 @@ Task XAutoClaim(Context& ctx) {
   std::string out;  // the claimed entries' reply, written while their bytes are alive
   bool missing = false;
   bool created = false;
-  std::vector<std::string> effect;  // what replicas get (repl::AddEffect)
+  std::vector<std::string> effect;               // what replicas get (repl::AddEffect)
+  const bool propagating = ctx.repl != nullptr;  // else no effect is built
   bool ok = co_await RewriteStreamOrReply(ctx, [&](Stream* s, bool exists) {
     claimed.clear();
     deleted.clear();
@@ -548,7 +552,7 @@ Task XAutoClaim(Context& ctx) {
       StreamPending& pe = g->pending[i];
       if (s->Find(pe.id) < 0) {
         deleted.push_back(pe.id);
-        effect.push_back(ClaimEffect(args[1], *g, pe));  // the replicas drop it too
+        if (propagating) effect.push_back(ClaimEffect(args[1], *g, pe));  // they drop it too
         g->pending.erase(g->pending.begin() + static_cast<std::ptrdiff_t>(i));
         --left;
         continue;
@@ -562,7 +566,7 @@ Task XAutoClaim(Context& ctx) {
       pe.delivery_ms = now;
       if (!justid) ++pe.delivery_count;
       claimed.push_back(pe.id);
-      effect.push_back(ClaimEffect(args[1], *g, pe));
+      if (propagating) effect.push_back(ClaimEffect(args[1], *g, pe));
       --left;
       ++i;
     }
