@@ -21,6 +21,8 @@
 // hang-up. One thread owns the SSL object, and a slow replica still blocks no worker.
 //
 // Thread safety: every public method from any thread (one mutex); the thread does the I/O.
+// master.cc: the stream and the replicas; master_waits.cc: WAIT and SHUTDOWN's waits;
+// master_failover.cc: FAILOVER.
 #pragma once
 
 #include <atomic>
