@@ -602,6 +602,14 @@ void Master::Handle(Slave& s, int64_t now_ms) {
     close(s.rdb_fd);
     s.rdb_fd = -1;
     s.chunk = std::string();
+    if (s.req.rdb_only) {
+      // Redis's replicaPutOnline for an rdb-only replica: it is closed, never put online.
+      LogNotice("RDB transfer completed, rdb only replica (" + s.Name() +
+                ") should be disconnected asap");
+      s.state = Slave::State::kDead;
+      shutdown(s.req.fd, SHUT_RDWR);  // every byte was sent; its connection closes
+      return;
+    }
     s.state = Slave::State::kOnline;
     s.ack_ms = now_ms;
     LogNotice("Synchronization with replica " + s.Name() + " succeeded");

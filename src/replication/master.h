@@ -74,7 +74,10 @@ class Master {
     int port = 0;         // REPLCONF listening-port
     bool psync = true;    // false: the old SYNC (no +FULLRESYNC line)
     bool psync2 = false;  // capa psync2: +CONTINUE names the replid
-    std::string replid;   // PSYNC's arguments
+    // REPLCONF rdb-only 1 (redis-cli --rdb): a full sync whose RDB is all it gets; the
+    // connection closes once it is sent, and it never takes the stream.
+    bool rdb_only = false;
+    std::string replid;  // PSYNC's arguments
     int64_t offset = -1;
     // TLS: the connection's session, the thread's alone from now on, and the plaintext the
     // connection had decrypted past the PSYNC (net/tls.h must be included where one is made).

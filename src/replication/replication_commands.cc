@@ -109,6 +109,7 @@ Task Sync(Context& ctx) {
   }
   r.port = cl->repl_listening_port;
   r.psync2 = cl->repl_psync2;
+  r.rdb_only = cl->repl_rdb_only;
   r.psync = EqualsNoCase(ctx.args[0], "psync");
   if (r.psync) {
     r.replid = std::string(ctx.args[1]);
@@ -158,11 +159,15 @@ Task Replconf(Context& ctx) {
     } else if (EqualsNoCase(opt, "getack")) {
       co_return;  // only a master asks it (replica_link.cc answers on the master's link)
     } else if (EqualsNoCase(opt, "rdb-only")) {
-      if (val != "0") {
-        ctx.reply->Error(
-            "ERR Lavik does not serve REPLCONF rdb-only 1 (an RDB without the stream)");
+      if (!ParseInt64(val, &n)) {
+        ctx.reply->Error("ERR value is not an integer or out of range");
         co_return;
       }
+      if (n < 0 || n > 1) {
+        ctx.reply->Error("ERR value is out of range, value must between 0 and 1");
+        co_return;
+      }
+      cl->repl_rdb_only = n == 1;
     } else {
       ctx.reply->Error("ERR Unrecognized REPLCONF option: " + std::string(opt));
       co_return;

@@ -6,6 +6,7 @@ which checks that every expectation here is Redis's own behaviour.
 """
 import os
 import shutil
+import subprocess
 import threading
 import time
 
@@ -395,3 +396,24 @@ def test_sigterm_with_save_points_writes_the_file(spawn_server, tmp_path):
     ref = reference(spawn_server, d)
     rc = ref.client()
     assert rc.get("k") == "at-exit" and rc.hgetall("h") == {"f": "v"}
+
+
+def test_redis_cli_rdb_fetches_a_snapshot_and_leaves(spawn_server, tmp_path):
+    """`redis-cli --rdb` (REPLCONF rdb-only 1, then SYNC): the server sends an RDB of its data
+    and closes the connection; the client is never kept as a replica."""
+    s = under_test(spawn_server, tmp_path)
+    c = s.client()
+    c.config_set("repl-diskless-sync-delay", 0)  # redis-server waits 5 s for more replicas
+    populate(c)
+    expected = snapshot(s)
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    out = subprocess.run(["redis-cli", "-p", str(s.port), "--rdb", str(ref_dir / "dump.rdb")],
+                         capture_output=True, text=True, timeout=30)
+    said = out.stdout + out.stderr
+    assert out.returncode == 0, said
+    assert "Transfer finished with success" in said
+    assert "error" not in said.lower(), said
+    assert wait_until(lambda: c.info("replication")["connected_slaves"] == 0, timeout=10)
+    assert c.set("after", "1") is True  # still a plain master that takes writes
+    assert snapshot(reference(spawn_server, ref_dir)) == expected

@@ -470,6 +470,13 @@ def test_replication_commands_from_a_client(spawn_server):
     with pytest.raises(redis.ResponseError) as e:
         m.execute_command("REPLCONF", "nosuch", "1")
     assert err(e) == "Unrecognized REPLCONF option: nosuch"
+    assert m.execute_command("REPLCONF", "rdb-only", 0) == "OK"
+    with pytest.raises(redis.ResponseError) as e:
+        m.execute_command("REPLCONF", "rdb-only", 2)
+    assert err(e) == "value is out of range, value must between 0 and 1"
+    with pytest.raises(redis.ResponseError) as e:
+        m.execute_command("REPLCONF", "rdb-only", "yes")
+    assert err(e) == "value is not an integer or out of range"
     with pytest.raises(redis.ResponseError) as e:
         m.execute_command("PSYNC", "?")
     assert "wrong number of arguments for 'psync' command" in err(e)
