@@ -209,6 +209,39 @@ bool ParsePercentiles(std::string_view in, std::string_view, std::string* out, s
   return true;
 }
 
+bool ParseShutdownOnSignal(std::string_view in, std::string_view, std::string* out,
+                           std::string* err) {
+  static constexpr std::string_view kFlags[] = {"save", "nosave", "now", "force"};
+  constexpr size_t kCount = std::size(kFlags);
+  bool set[kCount] = {};
+  const std::vector<std::string_view> words = SplitWords(in);
+  bool known = !words.empty();
+  for (std::string_view w : words) {
+    if (EqualsNoCase(w, "default")) continue;
+    size_t i = 0;
+    while (i < kCount && !EqualsNoCase(w, kFlags[i])) ++i;
+    if (i == kCount) {
+      known = false;
+      break;
+    }
+    set[i] = true;
+  }
+  if (!known) {
+    *err = "argument(s) must be one of the following: default, save, nosave, now, force";
+    return false;
+  }
+  if (set[0] && set[1]) {
+    *err = "shutdown options SAVE and NOSAVE can't be used simultaneously";
+    return false;
+  }
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kCount; ++i) {
+    if (set[i]) names.emplace_back(kFlags[i]);
+  }
+  *out = names.empty() ? "default" : Join(names);
+  return true;
+}
+
 bool ParseMemoryOrPercent(std::string_view in, std::string_view, std::string* out,
                           std::string* err) {
   if (!in.empty() && in.back() == '%') {

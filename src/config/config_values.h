@@ -29,6 +29,10 @@ bool ParseClientOutputBufferLimit(std::string_view in, std::string_view current,
                                   std::string* err);
 bool ParsePercentiles(std::string_view in, std::string_view current, std::string* out,
                       std::string* err);
+// shutdown-on-sigterm / -sigint: Redis's flag set, some of save, nosave, now, force (or
+// default, none), stored in that order ("nosave now").
+bool ParseShutdownOnSignal(std::string_view in, std::string_view current, std::string* out,
+                           std::string* err);
 bool ParseMemoryOrPercent(std::string_view in, std::string_view current, std::string* out,
                           std::string* err);
 // Stores every flag ("AnKE" for KEAn); CONFIG GET shows ShowKeyspaceEvents of it ("AKE", as

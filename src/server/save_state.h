@@ -16,7 +16,6 @@ class Server;
 struct SaveState {
   std::atomic<int64_t> last_save_s{0};  // unix time of the last successful save (start-up until)
   std::atomic<bool> in_progress{false};
-  std::atomic<bool> scheduled{false};  // BGSAVE SCHEDULE during a save: run another after it
   std::atomic<bool> last_ok{true};
   std::atomic<int64_t> last_bgsave_s{-1};    // how long the last background save took
   std::atomic<int64_t> current_start_ms{0};  // when the running save began

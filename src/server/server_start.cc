@@ -485,12 +485,16 @@ int Server::Run() {
     // wait for lagging replicas first (SHUTDOWN ABORT resumes); with save points (or "save",
     // never with "nosave") write dump.rdb, and a failed save keeps the server running unless
     // "force".
+    // The value is the flags in Redis's order, space-separated ("nosave now"), or "default".
     const std::string how =
-        ConfigValue(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm");
-    if (how != "now" && !WaitForReplicasOnSignal()) continue;
+        " " + ConfigValue(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm") + " ";
+    auto has = [&](const char* flag) {
+      return how.find(std::string(" ") + flag + " ") != std::string::npos;
+    };
+    if (!has("now") && !WaitForReplicasOnSignal()) continue;
     master_->LogShutdownSync();
-    const bool save = how == "save" || (how != "nosave" && !ConfigValue("save").empty());
-    if (!save || SaveOnSignal() || how == "force") break;
+    const bool save = has("save") || (!has("nosave") && !ConfigValue("save").empty());
+    if (!save || SaveOnSignal() || has("force")) break;
     LogWarning("Error trying to save the DB, can't exit.");
     EndShutdownWait(true);
   }

@@ -13,7 +13,7 @@ import time
 import pytest
 import redis
 
-from conftest import TARGET, err, wait_until
+from conftest import TARGET, RespError, err, wait_until
 
 LIBRARY = "#!lua name=rdblib\nredis.register_function('rdbf', function(keys, args) return 7 end)"
 
@@ -417,3 +417,61 @@ def test_redis_cli_rdb_fetches_a_snapshot_and_leaves(spawn_server, tmp_path):
     assert wait_until(lambda: c.info("replication")["connected_slaves"] == 0, timeout=10)
     assert c.set("after", "1") is True  # still a plain master that takes writes
     assert snapshot(reference(spawn_server, ref_dir)) == expected
+
+
+def test_bgsave_in_multi_is_scheduled_and_a_running_save_refuses_another(spawn_server, tmp_path):
+    s = under_test(spawn_server, tmp_path)
+    c = s.client()
+    with c.pipeline(transaction=False) as p:
+        for i in range(20000):
+            p.set(f"key:{i}", "v" * 100)
+        p.execute()
+    saves = info(c)["rdb_saves"]
+    conn = s.raw()
+    # Pipelined: the second BGSAVE, SCHEDULE or not, comes while the first one's save runs.
+    conn.send(b"BGSAVE\r\nBGSAVE SCHEDULE\r\nBGSAVE\r\n")
+    assert conn.reply() == "Background saving started"
+    assert conn.reply() == RespError("ERR Background save already in progress")
+    assert conn.reply() == RespError("ERR Background save already in progress")
+    assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0, timeout=20)
+    # Inside EXEC: scheduled, and it runs once the transaction is over, with all its writes.
+    conn.send(b"MULTI\r\nSET in-tx before\r\nBGSAVE\r\nSET in-tx after\r\nEXEC\r\n")
+    assert [conn.reply() for _ in range(5)][-1] == ["OK", "Background saving scheduled", "OK"]
+    assert wait_until(lambda: info(c)["rdb_saves"] == saves + 2
+                      and info(c)["rdb_bgsave_in_progress"] == 0, timeout=20)
+    assert reference(spawn_server, tmp_path).client().get("in-tx") == "after"
+
+
+@pytest.mark.parametrize("flags,shown,saved", [("now nosave", "nosave now", False),
+                                               ("save", "save", True)])
+def test_shutdown_on_sigterm_flags(spawn_server, tmp_path, flags, shown, saved):
+    """shutdown-on-sigterm takes Redis's flag set; "nosave" wins over the save points, "save"
+    writes the file without any."""
+    extra = ["--save", "3600 1"] if not saved else []
+    s = under_test(spawn_server, tmp_path, extra=extra)
+    c = s.client()
+    c.set("k", "at-exit")
+    c.config_set("shutdown-on-sigterm", flags)
+    assert c.config_get("shutdown-on-sigterm") == {"shutdown-on-sigterm": shown}
+    assert s.terminate() == 0
+    assert (tmp_path / "dump.rdb").exists() == saved
+
+
+def test_shutdown_on_signal_values(spawn_server):
+    c = spawn_server().client()
+    for name in ("shutdown-on-sigterm", "shutdown-on-sigint"):
+        for value, shown in (("force save now", "save now force"), ("default now", "now"),
+                             ("NOW", "now"), ("default", "default")):
+            assert c.config_set(name, value) is True
+            assert c.config_get(name) == {name: shown}
+        for value, why in (("save nosave", "shutdown options SAVE and NOSAVE can't be used "
+                                           "simultaneously"),
+                           ("bogus", "argument(s) must be one of the following: default, save, "
+                                     "nosave, now, force"),
+                           ("", "argument(s) must be one of the following: default, save, "
+                                "nosave, now, force")):
+            with pytest.raises(redis.ResponseError) as e:
+                c.config_set(name, value)
+            assert str(e.value) == (f"CONFIG SET failed (possibly related to argument '{name}') "
+                                    f"- {why}")
+            assert c.config_get(name) == {name: "default"}
