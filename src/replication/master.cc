@@ -164,6 +164,14 @@ void Master::Ack(uint64_t client_id, int64_t offset) {
   if (!waiters_.empty() || sd_done_) Wake();
 }
 
+int64_t Master::LastHeardMs(uint64_t client_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& s : slaves_) {
+    if (s->req.client_id == client_id) return s->ack_ms;
+  }
+  return 0;
+}
+
 void Master::Feed(int64_t offset_before, std::span<const std::string_view> args, size_t bytes) {
   // The command as the master sent it: Redis masters write RESP arrays. Anything else (an
   // inline command) is replaced by as many newlines, which a replica skips, so offsets match.

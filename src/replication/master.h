@@ -92,6 +92,8 @@ class Master {
   void ConfigChanged();
   // REPLCONF ACK <offset> from a replica's connection.
   void Ack(uint64_t client_id, int64_t offset);
+  // When that replica was last heard from (its last ACK, or its sync's progress); 0 if unknown.
+  int64_t LastHeardMs(uint64_t client_id);
 
   // While following a master: one command of its stream as applied (`bytes` long in the
   // stream), `offset_before` the offset before it. Nothing (one relaxed load) until a replica

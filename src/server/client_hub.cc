@@ -196,7 +196,7 @@ bool ClientHub::UserExists(std::string_view user) const {
   return server_->acl().Find(user) != nullptr;
 }
 
-std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) {
+std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running, int64_t heard_ms) {
   const Connection& c = *cl.conn;
   // Flags in Redis's order; only those Lavik can have.
   std::string flags;
@@ -231,7 +231,7 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running) 
   s += " fd=" + std::to_string(c.fd());
   s += " name=" + cl.name;
   s += " age=" + std::to_string((now_ms - c.created_ms()) / 1000);
-  s += " idle=" + std::to_string((now_ms - c.last_active_ms()) / 1000);
+  s += " idle=" + std::to_string((now_ms - std::max(c.last_active_ms(), heard_ms)) / 1000);
   s += " flags=" + flags;
   const PubSubClient* ps = cl.pubsub.get();
   s += " db=" + std::to_string(cl.db) + " sub=" + std::to_string(ps ? ps->channels() : 0);

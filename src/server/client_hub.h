@@ -33,7 +33,10 @@ class Worker;
 
 // One CLIENT LIST / CLIENT INFO line with Redis 7.0's fields, without the newline. `running`:
 // the line describes the client whose command is asking (its argv-mem counts).
-std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running);
+// `heard_ms`: when the client was last heard from elsewhere (a replica's ACKs read by the
+// Master's thread), counted in idle= as its own input is; 0 if not.
+std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running,
+                           int64_t heard_ms = 0);
 
 class ClientHub {
  public:

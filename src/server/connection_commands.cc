@@ -16,6 +16,7 @@
 #include "commands/command_table.h"
 #include "protocol/errors.h"
 #include "pubsub/pubsub_client.h"
+#include "replication/master.h"
 #include "replication/replica.h"
 #include "runtime/shard_hop.h"
 #include "server/client_hub.h"
@@ -241,7 +242,9 @@ Task ClientList(Context& ctx) {
             std::find(ids.begin(), ids.end(), static_cast<int64_t>(cl->id)) == ids.end()) {
           continue;
         }
-        out += ClientInfoLine(*cl, now, cl == ctx.client);
+        // A replica's REPLCONF ACKs are its interaction; over TLS the Master's thread reads them.
+        const int64_t heard = cl->replica ? server->master().LastHeardMs(cl->id) : 0;
+        out += ClientInfoLine(*cl, now, cl == ctx.client, heard);
         out += '\n';
       }
     });

@@ -146,6 +146,8 @@ def test_replica_of_a_tls_master(spawn_server, certs, kind):  # noqa: F811
     m.set("after-timeout", "t")
     assert wait_until(quiet(lambda: r.get("after-timeout") == "t"), SYNC_TIMEOUT_S)
     assert replica_id(m) == conn
+    # ...nor idle in CLIENT LIST: its REPLCONF ACKs, every second, are its interaction.
+    assert wait_until(lambda: int(m.client_list(_type="replica")[0]["idle"]) <= 1, 3)
     assert m.execute_command("WAIT", 1, 5000) == 1
 
 
