@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "blocking/list_blocking.h"
+#include "commands/list_wait.h"
 #include "config/config_registry.h"
 #include "pubsub/pubsub_client.h"
 #include "runtime/worker.h"
@@ -375,9 +376,22 @@ void ClientHub::Tick(Worker* worker, int id) {
   }
   // A stopping worker runs what it holds, so shutdown is not stuck behind a pause.
   if (!pw.parked.empty() && (!PauseActive(now) || worker->stop_requested())) ResumeParked(id);
+  if (!pw.parked.empty() && pw.ticks % 2 == 0) DropHungUpParked(id);  // every 100 ms
   // Idle clients: a few scans a second are plenty for a limit counted in seconds.
   if (++pw.ticks % 4 == 0 && timeout_s_.load(std::memory_order_relaxed) > 0) {
     CloseIdleClients(id, now);
+  }
+}
+
+void ClientHub::DropHungUpParked(int id) {
+  std::vector<ClientState*>& parked = workers_[id].parked;
+  for (size_t i = 0; i < parked.size();) {
+    ClientState* cl = parked[i];
+    if (cl->conn->closing() || ClientHungUp(cl->conn->fd())) {
+      Kill(cl);  // takes it off `parked`; its command is finished unrun
+    } else {
+      ++i;
+    }
   }
 }
 

@@ -138,6 +138,8 @@ class ClientHub {
   void ResumeParked(int worker);
   void Tick(Worker* worker, int id);
   void CloseIdleClients(int id, int64_t now_ms);
+  // A parked client whose peer hung up is gone, as Redis frees it: its write never runs.
+  void DropHungUpParked(int id);
   void PostToAll(std::function<void(int worker)> fn);
   void ApplyProtoMaxBulkLen(int worker);
 

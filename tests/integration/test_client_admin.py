@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import RespError, encode_command
+from conftest import RespError, encode_command, wait_until
 
 REDIS_FIELDS = ["id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub",
                 "ssub", "multi", "qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl",
@@ -212,6 +212,22 @@ def test_client_pause_write_lets_reads_through_and_holds_writes(raw):
         # The held SET runs first, then the GET pipelined behind it.
         assert b.reply() == "OK"
         assert b.reply() == b"new"
+    finally:
+        a.cmd("CLIENT", "UNPAUSE")
+
+
+def test_a_held_write_whose_client_hangs_up_never_runs(raw):
+    a, b, c = raw(), raw(), raw()
+    c.cmd("DEL", "gone-key")
+    try:
+        assert a.cmd("CLIENT", "PAUSE", "10000", "WRITE") == "OK"
+        b.send(encode_command("SET", "gone-key", "1"))
+        assert silent(b)
+        b.close()  # as Redis frees a client that closed while paused: the SET is dropped
+        assert wait_until(lambda: not [f for f in listing(c) if "b" in f["flags"]], 5)
+        assert a.cmd("CLIENT", "UNPAUSE") == "OK"
+        assert c.cmd("SET", "probe", "1") == "OK"  # writes run again
+        assert c.cmd("EXISTS", "gone-key") == 0
     finally:
         a.cmd("CLIENT", "UNPAUSE")
 
