@@ -75,6 +75,7 @@ class ClientState {
   int repl_listening_port = 0;  // REPLCONF listening-port / ip-address / capa psync2
   std::string repl_ip;
   bool repl_psync2 = false;
+  bool repl_capa_eof = false;     // REPLCONF capa eof: it reads a diskless sync
   bool repl_rdb_only = false;     // REPLCONF rdb-only 1: the RDB, then the connection closes
   std::function<void()> on_free;  // run by the destructor (the link waits for its last command)
   OutputLimitTracker obuf_limit;  // client-output-buffer-limit's soft clock

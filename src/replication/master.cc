@@ -19,6 +19,7 @@
 #include "net/tls.h"
 #include "protocol/request_parser.h"
 #include "replication/replica.h"
+#include "replication/sync_stream.h"
 #include "runtime/worker.h"
 
 namespace lavik {
@@ -59,7 +60,7 @@ std::string_view Master::Slave::StateName() const {
     case State::kWaitSave:
       return "wait_bgsave";
     case State::kSendRdb:
-      return "send_bulk";
+      return stream != nullptr ? "wait_bgsave" : "send_bulk";  // Redis's, diskless or not
     default:
       return "online";
   }
@@ -160,6 +161,10 @@ void Master::Ack(uint64_t client_id, int64_t offset) {
     if (s->req.client_id != client_id) continue;
     if (offset > s->ack) s->ack = offset;
     s->ack_ms = NowMs();
+    if (s->await_ack) {
+      s->await_ack = false;
+      Wake();  // its stream starts
+    }
   }
   if (!waiters_.empty() || sd_done_) Wake();
 }
@@ -273,11 +278,22 @@ void Master::Merge() {
   }
   // The first RDB waits a moment after propagation turned on: a write that started before it
   // (and so is not propagated) has finished by then, and the snapshot holds it.
-  if (save_ == SaveState::kWaitMerge && next_seq_ > save_seq_ && NowMs() - activated_ms_ >= 50) {
+  bool diskless = false;
+  if (save_ == SaveState::kWaitMerge && next_seq_ > save_seq_ && NowMs() - activated_ms_ >= 50 &&
+      SaveMayStart(NowMs(), &diskless)) {
     save_result_ = -1;
     snap_seq_ = -1;
-    save_path_ = deps_.rdb_dir() + "/temp-repl-" + std::to_string(getpid()) + ".rdb";
-    LogNotice("Starting BGSAVE for SYNC with target: disk");
+    save_diskless_ = diskless;
+    stream_started_ = false;
+    if (diskless) {
+      save_path_.clear();
+      eof_mark_ = NewReplId();
+      stream_ = std::make_shared<SyncStream>([] { WakeThunk(); });
+      LogNotice("Starting BGSAVE for SYNC with target: replicas sockets");
+    } else {
+      save_path_ = deps_.rdb_dir() + "/temp-repl-" + std::to_string(getpid()) + ".rdb";
+      LogNotice("Starting BGSAVE for SYNC with target: disk");
+    }
     if (following) {
       // Our master's stream feeds the backlog (Feed), and its commands take no sequence number:
       // the stream starts at the offset of this moment (not exact: see doc/replication.md).
@@ -291,7 +307,7 @@ void Master::Merge() {
       cur_db_ = -1;
     }
     deps_.save_rdb(
-        save_path_,
+        save_path_, diskless ? stream_ : nullptr,
         [this](uint64_t seq) {
           snap_seq_ = static_cast<int64_t>(seq);
           Wake();
@@ -391,13 +407,106 @@ void Master::StartStream(int64_t offset) {
   cur_db_ = -1;  // as Redis: the next command is preceded by a SELECT
   save_ = SaveState::kRunning;
   const Replica::History h = deps_.replica->history();
+  int readers = 0;
   for (auto& s : slaves_) {
     if (s->state != Slave::State::kWaitSave || s->announced) continue;
+    if (save_diskless_ && !s->req.capa_eof) continue;  // it cannot read $EOF: it waits
     s->announced = true;
     s->sent = save_offset_;
     if (s->req.psync) {
       s->out += "+FULLRESYNC " + h.replid + " " + std::to_string(save_offset_) + "\r\n";
     }
+    if (save_diskless_) {
+      // The RDB goes out as the walk makes it: "$EOF:<mark>", the bytes, then the mark.
+      s->out += "$EOF:" + eof_mark_ + "\r\n";
+      s->state = Slave::State::kSendRdb;
+      s->stream = stream_;
+      s->stream_sent = 0;
+      s->mark = eof_mark_;
+      s->mark_queued = false;
+      ++readers;
+    }
+  }
+  if (save_diskless_) {
+    stream_started_ = true;
+    if (readers == 0) stream_->Abandon();  // they all left while it was being started
+  }
+}
+
+bool Master::SaveMayStart(int64_t now_ms, bool* diskless) {
+  int waiting = 0;
+  bool all_eof = true;
+  int64_t oldest = now_ms;
+  for (auto& s : slaves_) {
+    if (s->state != Slave::State::kWaitSave || s->announced) continue;
+    ++waiting;
+    all_eof = all_eof && s->req.capa_eof;
+    oldest = std::min(oldest, s->wait_since_ms);
+  }
+  // Redis's rule: diskless when configured and every replica waiting can read it (else to disk,
+  // at once); a diskless one waits repl-diskless-sync-delay seconds for more replicas to join,
+  // or until repl-diskless-sync-max-replicas (> 0) are waiting.
+  *diskless = waiting > 0 && all_eof && deps_.config_value("repl-diskless-sync") == "yes";
+  if (!*diskless) return true;
+  const int64_t max_replicas = ConfigInt(deps_, "repl-diskless-sync-max-replicas", 0);
+  if (max_replicas > 0 && waiting >= max_replicas) return true;
+  return now_ms - oldest >= ConfigInt(deps_, "repl-diskless-sync-delay", 5) * 1000;
+}
+
+void Master::FeedStream() {
+  if (stream_ == nullptr || !stream_started_) return;
+  bool any = false;
+  uint64_t low = UINT64_MAX;
+  for (auto& s : slaves_) {
+    if (s->state != Slave::State::kSendRdb || s->stream != stream_) continue;
+    any = true;
+    low = std::min(low, s->stream_sent);
+  }
+  if (any) {
+    stream_->Release(low);
+    return;
+  }
+  // Nobody reads it any more (all sent, or all gone): a walk still running stops.
+  uint64_t end = 0;
+  if (stream_->state(&end) < 0) {
+    LogWarning("Diskless rdb transfer, last replica dropped, killing fork child.");
+    stream_->Abandon();
+  }
+  stream_.reset();
+}
+
+bool Master::SendStream(Slave& s, const std::function<bool(std::string_view, size_t*)>& send_some) {
+  for (;;) {
+    if (!s.out.empty()) {  // the end mark
+      size_t n = 0;
+      const bool ok = send_some(s.out, &n);
+      s.out.erase(0, n);
+      return ok && s.out.empty();
+    }
+    uint64_t end = 0;
+    const int st = s.stream->state(&end);
+    if (s.stream_sent < end) {
+      uint64_t start = 0;
+      const std::shared_ptr<const std::string> piece = s.stream->PieceAt(s.stream_sent, &start);
+      if (piece == nullptr) {
+        Drop(s, "the diskless RDB stream was abandoned");
+        return false;
+      }
+      size_t n = 0;
+      const bool ok = send_some(
+          std::string_view(*piece).substr(static_cast<size_t>(s.stream_sent - start)), &n);
+      s.stream_sent += n;
+      if (!ok || s.want_out) return false;
+      continue;
+    }
+    if (st < 0) return false;  // the walk has not made more yet
+    if (st == 0) {
+      Drop(s, "Diskless BGSAVE failed");
+      return false;
+    }
+    if (s.mark_queued) return true;
+    s.mark_queued = true;
+    s.out = s.mark;
   }
 }
 
@@ -445,8 +554,9 @@ void Master::Answer(Slave& s) {
     LogNotice("Replica " + s.Name() + " asks for synchronization");
   }
   s.state = Slave::State::kWaitSave;
+  s.wait_since_ms = now;
   const Replica::History now_h = deps_.replica->history();
-  if (save_ == SaveState::kRunning) {
+  if (save_ == SaveState::kRunning && !save_diskless_) {
     // Joins the RDB being written: its stream starts where that RDB's does.
     s.announced = true;
     s.sent = save_offset_;
@@ -510,6 +620,7 @@ void Master::ReadTls(Slave& s, int64_t now_ms) {
         ParseInt64(args[2], &offset)) {
       if (offset > s.ack) s.ack = offset;
       s.ack_ms = now_ms;
+      s.await_ack = false;
     }
     at += parser.consumed();
     parser.Reset();
@@ -588,8 +699,14 @@ void Master::Handle(Slave& s, int64_t now_ms) {
     }
     return;
   }
+  if (s.state == Slave::State::kSendRdb && s.stream != nullptr) {
+    if (!SendStream(s, send_some)) return;
+    s.stream.reset();
+    s.await_ack = true;
+    LogNotice("Streamed RDB transfer with replica " + s.Name() + " succeeded (socket).");
+  }
   if (s.state == Slave::State::kSendRdb) {
-    while (s.rdb_sent < s.rdb_len) {
+    while (s.rdb_fd >= 0 && s.rdb_sent < s.rdb_len) {
       if (s.chunk_at >= s.chunk.size()) {
         s.chunk.resize(std::min<uint64_t>(kSendChunk, s.rdb_len - s.rdb_sent));
         const ssize_t r =
@@ -607,7 +724,7 @@ void Master::Handle(Slave& s, int64_t now_ms) {
       s.rdb_sent += n;
       if (!ok || s.want_out) return;
     }
-    close(s.rdb_fd);
+    if (s.rdb_fd >= 0) close(s.rdb_fd);
     s.rdb_fd = -1;
     s.chunk = std::string();
     if (s.req.rdb_only) {
@@ -622,7 +739,7 @@ void Master::Handle(Slave& s, int64_t now_ms) {
     s.ack_ms = now_ms;
     LogNotice("Synchronization with replica " + s.Name() + " succeeded");
   }
-  if (s.state != Slave::State::kOnline) return;
+  if (s.state != Slave::State::kOnline || s.await_ack) return;
   if (s.sent + 1 < first_) {
     Drop(s, "the backlog no longer holds what it needs");
     return;
@@ -643,6 +760,18 @@ void Master::Handle(Slave& s, int64_t now_ms) {
 
 void Master::SaveDone(bool ok) {
   save_ = SaveState::kNone;
+  if (save_diskless_) {
+    // Its replicas have been reading the stream all along; each ends with it (SendStream).
+    save_diskless_ = false;
+    if (!ok) LogWarning("Diskless BGSAVE for SYNC failed");
+    for (auto& s : slaves_) {
+      if (s->state == Slave::State::kWaitSave && !s->announced && save_ == SaveState::kNone) {
+        save_ = SaveState::kWaitMerge;
+        save_seq_ = repl::LastSeq();
+      }
+    }
+    return;
+  }
   int fd = -1;
   uint64_t len = 0;
   if (ok) {
@@ -663,6 +792,10 @@ void Master::SaveDone(bool ok) {
       continue;
     }
     s->rdb_fd = dup(fd);
+    if (s->rdb_fd < 0) {
+      Drop(*s, "can't read the RDB file");
+      continue;
+    }
     s->rdb_len = len;
     s->rdb_sent = 0;
     s->chunk.clear();
@@ -761,6 +894,7 @@ void Master::Loop() {
       if (s->state != Slave::State::kDead) Handle(*s, now);
     }
     std::erase_if(slaves_, [](const auto& s) { return s->state == Slave::State::kDead; });
+    FeedStream();
     CheckWaiters(now);
     CheckShutdownWait(now);
     Trim();
@@ -777,7 +911,8 @@ void Master::Loop() {
         fds.push_back(pollfd{s->req.fd, events, 0});
         polled.push_back(s.get());
       }
-      owed = owed || (s->state == Slave::State::kOnline && s->sent < end_ && !s->want_out);
+      owed = owed ||
+             (s->state == Slave::State::kOnline && s->sent < end_ && !s->want_out && !s->await_ack);
     }
     int timeout = 100;
     for (Waiter* w : waiters_) {

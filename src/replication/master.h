@@ -4,9 +4,10 @@
 // A replica's PSYNC (or SYNC) runs on its connection's worker, which hands the connection here
 // (Attach): the connection stays on its worker, listed as a replica (CLIENT LIST flag S, CLIENT
 // KILL TYPE replica) and reading what the replica sends (REPLCONF ACK), while this object's
-// thread writes to a duplicate of its socket: +FULLRESYNC <replid> <offset> and the RDB
-// ($<len>, a file the server writes like BGSAVE, without stopping the workers), or +CONTINUE
-// and the missing bytes from the backlog, then the command stream.
+// thread writes to a duplicate of its socket: +FULLRESYNC <replid> <offset> and the RDB (the
+// BGSAVE walk, without stopping the workers: diskless as `$EOF:<mark>` through a SyncStream, or
+// `$<len>` from a file), or +CONTINUE and the missing bytes from the backlog, then the command
+// stream.
 //
 // The stream: the workers' write effects (commands/propagate.h) carry a global sequence number;
 // the thread drains the per-worker logs, orders the entries by number, and appends them to the
@@ -45,6 +46,7 @@
 namespace lavik {
 
 class Replica;
+class SyncStream;
 class TlsSession;
 class Worker;
 
@@ -53,11 +55,11 @@ class Master {
   struct Deps {
     Replica* replica = nullptr;  // the process's replication identity (replid, offset)
     std::function<std::string(std::string_view)> config_value;
-    // Writes an RDB of every database to `path` in the background, from a snapshot: started(its
-    // sequence number: the writes numbered up to it are in the RDB, no later one) once the
-    // snapshot is open, then done(ok); both from any thread.
-    std::function<void(const std::string& path, std::function<void(uint64_t)> started,
-                       std::function<void(bool)> done)>
+    // Writes an RDB of every database to `path` (or, diskless, to `stream`) in the background,
+    // from a snapshot: started(its sequence number: the writes numbered up to it are in the RDB,
+    // no later one) once the snapshot is open, then done(ok); both from any thread.
+    std::function<void(const std::string& path, std::shared_ptr<SyncStream> stream,
+                       std::function<void(uint64_t)> started, std::function<void(bool)> done)>
         save_rdb;
     std::function<std::string()> rdb_dir;  // where that file goes (CONFIG dir)
     // FAILOVER's write pause (CLIENT PAUSE WRITE's machinery, apart from CLIENT PAUSE's own).
@@ -77,7 +79,8 @@ class Master {
     // REPLCONF rdb-only 1 (redis-cli --rdb): a full sync whose RDB is all it gets; the
     // connection closes once it is sent, and it never takes the stream.
     bool rdb_only = false;
-    std::string replid;  // PSYNC's arguments
+    bool capa_eof = false;  // REPLCONF capa eof: takes a diskless sync's `$EOF:` payload
+    std::string replid;     // PSYNC's arguments
     int64_t offset = -1;
     // TLS: the connection's session, the thread's alone from now on, and the plaintext the
     // connection had decrypted past the PSYNC (net/tls.h must be included where one is made).
@@ -191,6 +194,16 @@ class Master {
     uint64_t rdb_len = 0, rdb_sent = 0;
     std::string chunk;  // RDB bytes read but not yet sent
     size_t chunk_at = 0;
+    // A diskless sync: the stream it reads, the bytes of it sent, the end mark queued.
+    std::shared_ptr<SyncStream> stream;
+    uint64_t stream_sent = 0;
+    std::string mark;
+    bool mark_queued = false;
+    int64_t wait_since_ms = 0;  // when it began waiting for an RDB (repl-diskless-sync-delay)
+    // After a diskless payload the stream waits for the replica's first ACK, as Redis's
+    // repl_start_cmd_stream_on_ack: bytes right after the end mark would hide it from a replica
+    // that looks for the mark at the end of what it read.
+    bool await_ack = false;
     int64_t ack = 0;
     int64_t ack_ms = 0;
     int64_t newline_ms = 0;
@@ -223,6 +236,11 @@ class Master {
   void NoteMerged();                       // an entry was merged (kStarting: its offset is kept)
   void StartStream(int64_t offset);        // the full sync's stream starts after `offset`
   void SaveDone(bool ok);
+  // Whether the next RDB may start (repl-diskless-sync-delay / -max-replicas) and its form.
+  bool SaveMayStart(int64_t now_ms, bool* diskless);
+  void FeedStream();  // diskless: frees what every reader sent, or abandons a stream none reads
+  // kSendRdb of a diskless sync: sends what the stream has; true once the whole RDB is sent.
+  bool SendStream(Slave& s, const std::function<bool(std::string_view, size_t*)>& send_some);
   void Trim();
   void Drop(Slave& s, const std::string& why);
   void CheckWaiters(int64_t now_ms);
@@ -267,6 +285,10 @@ class Master {
   uint64_t save_seq_ = 0;
   int64_t save_offset_ = 0;
   std::string save_path_;
+  bool save_diskless_ = false;          // the running save writes to stream_, not a file
+  std::shared_ptr<SyncStream> stream_;  // until no replica reads it
+  bool stream_started_ = false;         // its readers were given it (StartStream)
+  std::string eof_mark_;
   std::atomic<int> save_result_{-1};   // -1 running, 0 failed, 1 done
   std::atomic<int64_t> snap_seq_{-1};  // the snapshot's sequence number (-1: not open yet)
   // kStarting: (sequence number, end_ right after it) of each entry merged since the request.

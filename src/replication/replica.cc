@@ -24,10 +24,6 @@
 #include "runtime/worker.h"
 
 namespace lavik {
-namespace {
-
-constexpr int64_t kConnectTimeoutMs = 5000;
-constexpr size_t kEofMarkLen = 40;
 
 std::string NewReplId() {
   std::random_device rd;
@@ -36,6 +32,11 @@ std::string NewReplId() {
   for (char& c : id) c = kHex[rd() % 16];
   return id;
 }
+
+namespace {
+
+constexpr int64_t kConnectTimeoutMs = 5000;
+constexpr size_t kEofMarkLen = 40;
 
 // A command run on a worker by a thread that waits for it (the flush before a full sync).
 struct BlockingCommand : MailboxItem {

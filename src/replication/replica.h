@@ -39,6 +39,9 @@ class SocketSource;
 class TlsSession;
 struct Services;
 
+// 40 random hex characters: a replication id, or a diskless sync's end mark.
+std::string NewReplId();
+
 class Replica : public RequestHandler {
  public:
   struct Deps {

@@ -110,6 +110,7 @@ Task Sync(Context& ctx) {
   r.port = cl->repl_listening_port;
   r.psync2 = cl->repl_psync2;
   r.rdb_only = cl->repl_rdb_only;
+  r.capa_eof = cl->repl_capa_eof;
   r.psync = EqualsNoCase(ctx.args[0], "psync");
   if (r.psync) {
     r.replid = std::string(ctx.args[1]);
@@ -152,6 +153,7 @@ Task Replconf(Context& ctx) {
       cl->repl_ip = std::string(val);
     } else if (EqualsNoCase(opt, "capa")) {
       if (EqualsNoCase(val, "psync2")) cl->repl_psync2 = true;
+      if (EqualsNoCase(val, "eof")) cl->repl_capa_eof = true;
     } else if (EqualsNoCase(opt, "ack")) {
       // From a replica of ours: its offset; never answered.
       if (cl->replica && ParseInt64(val, &n)) ctx.services->master->Ack(cl->id, n);

@@ -21,6 +21,7 @@
 #include "commands/rdb_limits.h"
 #include "commands/shards.h"
 #include "rdb/file_format.h"
+#include "replication/sync_stream.h"
 #include "runtime/join.h"
 #include "runtime/shard_hop.h"
 #include "scripting/function_registry.h"
@@ -100,6 +101,7 @@ class OutFile {
 struct SaveRun {
   rdb::FileWriter writer;
   OutFile out;
+  SyncStream* stream = nullptr;  // diskless: the output goes to the replicas, not `out`
   std::string dir;
   rdb::EncodeLimits limits = LiveEncodeLimits();
   std::string error;  // the first failure
@@ -110,7 +112,11 @@ struct SaveRun {
   }
   bool Drain(bool all) {
     if (writer.pending() >= kWriteBytes || (all && writer.pending() > 0)) {
-      if (!out.Write(writer.Take())) return Fail("Write error saving DB on disk: " + out.error());
+      if (stream != nullptr) {
+        if (!stream->Append(writer.Take())) return Fail("Diskless sync: no replica reads it");
+      } else if (!out.Write(writer.Take())) {
+        return Fail("Write error saving DB on disk: " + out.error());
+      }
     }
     return true;
   }
@@ -341,17 +347,8 @@ std::string RdbFilePath(std::string_view dir, std::string_view dbfilename) {
 
 namespace {
 
-Task WriteRdbFile(ShardSet& shards, const RdbSnapshot& snap, const std::string& dir,
-                  const std::string& dbfilename, bool* ok, const std::string& temp_name) {
-  SaveRun run;
-  run.dir = dir.empty() ? "." : dir;
-  const std::string target = RdbFilePath(dir, dbfilename);
-  const std::string temp =
-      run.dir + "/" + (temp_name.empty() ? "temp-" + std::to_string(getpid()) + ".rdb" : temp_name);
-  if (!run.out.Open(temp)) {
-    LogWarning("Failed opening the temp RDB file " + temp + " for saving: " + run.out.error());
-    co_return;
-  }
+// The snapshot's RDB, whole, into run's output (the file or the stream); run.error on failure.
+Task WalkRdb(ShardSet& shards, const RdbSnapshot& snap, SaveRun& run) {
   const uint64_t id = snap.id;
   run.writer.Aux("redis-ver", "7.0.15");
   run.writer.Aux("redis-bits", "64");
@@ -389,6 +386,8 @@ Task WriteRdbFile(ShardSet& shards, const RdbSnapshot& snap, const std::string& 
           if (cursor == 0) st.SnapshotDbDone(id, pdb);
         });
         co_await YieldToLoop();  // also when the shard is this worker's own
+        // Diskless: the walk waits while the replicas have a full buffer to send.
+        if (run.stream != nullptr) co_await run.stream->Space();
       } while (cursor != 0 && run.error.empty());
     }
   }
@@ -396,6 +395,20 @@ Task WriteRdbFile(ShardSet& shards, const RdbSnapshot& snap, const std::string& 
     run.writer.Finish();
     run.Drain(true);
   }
+}
+
+Task WriteRdbFile(ShardSet& shards, const RdbSnapshot& snap, const std::string& dir,
+                  const std::string& dbfilename, bool* ok, const std::string& temp_name) {
+  SaveRun run;
+  run.dir = dir.empty() ? "." : dir;
+  const std::string target = RdbFilePath(dir, dbfilename);
+  const std::string temp =
+      run.dir + "/" + (temp_name.empty() ? "temp-" + std::to_string(getpid()) + ".rdb" : temp_name);
+  if (!run.out.Open(temp)) {
+    LogWarning("Failed opening the temp RDB file " + temp + " for saving: " + run.out.error());
+    co_return;
+  }
+  co_await WalkRdb(shards, snap, run);
   if (run.error.empty() && !run.out.SyncAndClose()) {
     run.Fail("Write error saving DB on disk: " + run.out.error());
   }
@@ -422,6 +435,21 @@ Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool
   if (!snap->open) co_await BeginRdbSnapshot(shards, snap);
   co_await WriteRdbFile(shards, *snap, dir, dbfilename, ok, temp_name);
   co_await EndRdbSnapshot(shards, snap);
+}
+
+Task StreamRdb(ShardSet& shards, SyncStream* stream, bool* ok, RdbSnapshot* snap) {
+  *ok = false;
+  SaveRun run;
+  run.stream = stream;
+  co_await WalkRdb(shards, *snap, run);
+  co_await EndRdbSnapshot(shards, snap);
+  if (!run.error.empty()) {
+    LogWarning(run.error);
+    stream->Finish(false);
+    co_return;
+  }
+  stream->Finish(true);
+  *ok = true;
 }
 
 }  // namespace lavik

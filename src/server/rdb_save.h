@@ -24,6 +24,7 @@
 namespace lavik {
 
 class ShardSet;
+class SyncStream;
 
 // The replication fields of an RDB (Redis 7.0's rdbSaveInfo: aux repl-stream-db, repl-id,
 // repl-offset), for the history the snapshot's data follow; written only when `valid`.
@@ -76,6 +77,10 @@ Task EndRdbSnapshot(ShardSet& shards, RdbSnapshot* snap);
 // none: one is opened when the walk starts.
 Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool* ok,
                  std::string temp = "", RdbSnapshot* snap = nullptr);
+
+// A diskless full sync: the RDB of `snap` (open) into `stream` for the replicas (the walk waits
+// while they have a full buffer); the stream is finished and the snapshot closed at the end.
+Task StreamRdb(ShardSet& shards, SyncStream* stream, bool* ok, RdbSnapshot* snap);
 
 // `dir` + "/" + `dbfilename` (an empty dir: ".").
 std::string RdbFilePath(std::string_view dir, std::string_view dbfilename);

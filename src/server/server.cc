@@ -23,6 +23,7 @@
 #include "pubsub/pubsub.h"
 #include "replication/master.h"
 #include "replication/replica.h"
+#include "replication/sync_stream.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/command_registry.h"
@@ -144,9 +145,9 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
 
   master_ = std::make_unique<Master>(
       Master::Deps{replica_.get(), [this](std::string_view name) { return ConfigValue(name); },
-                   [this](const std::string& path, std::function<void(uint64_t)> started,
-                          std::function<void(bool)> done) {
-                     SaveForReplicas(path, std::move(started), std::move(done));
+                   [this](const std::string& path, std::shared_ptr<SyncStream> stream,
+                          std::function<void(uint64_t)> started, std::function<void(bool)> done) {
+                     SaveForReplicas(path, std::move(stream), std::move(started), std::move(done));
                    },
                    [this] {
                      const std::string dir = ConfigValue("dir");
@@ -200,10 +201,11 @@ Server::~Server() {
 namespace {
 
 // A replica's full sync: the snapshot opened on worker 0 (started(its sequence number)), the RDB
-// written from it (the BGSAVE walk), then done(ok).
+// written from it (the BGSAVE walk) to a file or, diskless, to the replicas' stream, then done(ok).
 struct ReplicaSave : MailboxItem {
   Server* server = nullptr;
   std::string dir, name;
+  std::shared_ptr<SyncStream> stream;
   std::function<void(uint64_t)> started;
   std::function<void(bool)> done;
   bool ok = false;
@@ -213,17 +215,23 @@ Task RunReplicaSave(ReplicaSave* job) {
   RdbSnapshot snap;
   co_await BeginRdbSnapshot(job->server->shards(), &snap);
   job->started(snap.seq);
-  co_await SaveRdbFile(job->server->shards(), job->dir, job->name, &job->ok,
-                       "temp-repl-walk-" + std::to_string(getpid()) + ".rdb", &snap);
+  if (job->stream != nullptr) {
+    co_await StreamRdb(job->server->shards(), job->stream.get(), &job->ok, &snap);
+  } else {
+    co_await SaveRdbFile(job->server->shards(), job->dir, job->name, &job->ok,
+                         "temp-repl-walk-" + std::to_string(getpid()) + ".rdb", &snap);
+  }
   job->done(job->ok);
   delete job;
 }
 
 }  // namespace
 
-void Server::SaveForReplicas(const std::string& path, std::function<void(uint64_t)> started,
+void Server::SaveForReplicas(const std::string& path, std::shared_ptr<SyncStream> stream,
+                             std::function<void(uint64_t)> started,
                              std::function<void(bool)> done) {
   auto* job = new ReplicaSave();
+  job->stream = std::move(stream);
   job->started = std::move(started);
   job->server = this;
   const size_t slash = path.rfind('/');

@@ -46,6 +46,7 @@ class ClientState;
 class PubSub;
 class Master;
 class Replica;
+class SyncStream;
 class Tracking;
 struct RemoteCommand;
 
@@ -146,8 +147,8 @@ class Server : public RequestHandler {
   void FinishCommand(ClientState* cl);
   // Writes an RDB for replicas of ours at `path` (on worker 0): started(the snapshot's sequence
   // number, commands/propagate.h) once its snapshot is open, then done(ok).
-  void SaveForReplicas(const std::string& path, std::function<void(uint64_t)> started,
-                       std::function<void(bool)> done);
+  void SaveForReplicas(const std::string& path, std::shared_ptr<SyncStream> stream,
+                       std::function<void(uint64_t)> started, std::function<void(bool)> done);
   // A command run at home while replication is on: its entry for the stream (propagate.h).
   void FinishPropagation(ClientState* cl);
   static void OnHomeDone(void* arg);

@@ -22,8 +22,9 @@ def ports(n):
 
 
 def cluster_args(tmp, port, timeout=3000):
+    # A replica's diskless full sync starts at once (Redis's default waits 5 s for more replicas).
     return ["--cluster-enabled", "yes", "--cluster-config-file", str(tmp / f"nodes-{port}.conf"),
-            "--cluster-node-timeout", str(timeout)]
+            "--cluster-node-timeout", str(timeout), "--repl-diskless-sync-delay", "0"]
 
 
 def start_node(tmp, port, redis_server=False, threads=2):

@@ -29,8 +29,9 @@ def ports(n):
 
 
 def start_node(tmp, port, redis_server=False):
+    # A replica's diskless full sync starts at once (Redis's default waits 5 s for more replicas).
     args = ["--cluster-enabled", "yes", "--cluster-config-file", str(tmp / f"nodes-{port}.conf"),
-            "--cluster-node-timeout", str(TIMEOUT_MS)]
+            "--cluster-node-timeout", str(TIMEOUT_MS), "--repl-diskless-sync-delay", "0"]
     if redis_server:
         argv = ["redis-server", "--port", "{port}", "--save", "", "--appendonly", "no",
                 "--bind", "127.0.0.1"] + args
@@ -496,7 +497,8 @@ def test_mixed_manual_failover(tmp_path, replica_is_redis):
 def node_argv(tmp, port, conf=None, extra=()):
     """A cluster node's command line, the config file first (as both servers take it)."""
     args = ["--port", str(port), "--cluster-enabled", "yes", "--cluster-config-file",
-            str(tmp / f"nodes-{port}.conf"), "--cluster-node-timeout", str(TIMEOUT_MS)]
+            str(tmp / f"nodes-{port}.conf"), "--cluster-node-timeout", str(TIMEOUT_MS),
+            "--repl-diskless-sync-delay", "0"]
     head = ["redis-server"] if TARGET == "redis" else [str(LAVIK_BIN)]
     if conf is not None:
         head.append(str(conf))

@@ -41,7 +41,8 @@ def start_replica(spawn_server, tmp_path, name, master, conf_text="", kind=TARGE
     d = tmp_path / name
     d.mkdir()
     conf = d / "server.conf"
-    conf.write_text(f"replicaof 127.0.0.1 {master.port}\n" + conf_text)
+    # Promoted, it serves the others at once (Redis's default waits 5 s for more replicas).
+    conf.write_text(f"replicaof 127.0.0.1 {master.port}\nrepl-diskless-sync-delay 0\n" + conf_text)
     if kind == "lavik":
         argv = [LAVIK_BIN, conf, "--port", "{port}", "--threads", "2", "--data-file",
                 d / "data.lavik", "--log-dir", d / "logs"]
@@ -330,7 +331,7 @@ def test_failover_when_the_master_is_the_server_under_test(spawn_server, tmp_pat
     """Master and replicas are all the server under test: Sentinel discovers the replicas from
     the master's INFO, promotes the one with the lower priority when the master is killed, and
     the other follows it and syncs from it (a Lavik master serving a Lavik replica)."""
-    master = spawn_server()
+    master = spawn_server(extra_args=["--repl-diskless-sync-delay", "0"])
     m = master.client()
     a = start_replica(spawn_server, tmp_path, "a", master, "replica-priority 10\n")
     b = start_replica(spawn_server, tmp_path, "b", master, "replica-priority 50\n")
