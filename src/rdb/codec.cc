@@ -1,5 +1,8 @@
 #include "rdb/codec.h"
 
+#include <liblzf/lzf.h>
+
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,6 +13,8 @@ namespace lavik::rdb {
 namespace {
 
 constexpr uint8_t kEncInt8 = 0, kEncInt16 = 1, kEncInt32 = 2, kEncLzf = 3;
+
+std::atomic<bool> g_lzf{true};  // CONFIG rdbcompression (SetCompression)
 
 void PutLittle(uint64_t v, int bytes, std::string* out) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -95,9 +100,25 @@ void PutString(std::string_view s, std::string* out) {
       return;
     }
   }
+  // Redis's rdbSaveRawString: LZF above 20 bytes, kept only if it saves at least 4 bytes.
+  if (s.size() > 20 && s.size() <= UINT32_MAX && g_lzf.load(std::memory_order_relaxed)) {
+    thread_local std::string packed;
+    packed.resize(s.size() - 4);
+    const unsigned n = lzf_compress(s.data(), static_cast<unsigned>(s.size()), packed.data(),
+                                    static_cast<unsigned>(packed.size()));
+    if (n > 0) {
+      out->push_back(static_cast<char>(0xc0 | kEncLzf));
+      PutLength(n, out);
+      PutLength(s.size(), out);
+      out->append(packed.data(), n);
+      return;
+    }
+  }
   PutLength(s.size(), out);
   out->append(s);
 }
+
+void SetCompression(bool on) { g_lzf.store(on, std::memory_order_relaxed); }
 
 void PutBinaryDouble(double v, std::string* out) {
   uint64_t bits;

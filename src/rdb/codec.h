@@ -50,9 +50,12 @@ inline constexpr uint64_t kContainerPlain = 1;
 inline constexpr uint64_t kContainerPacked = 2;
 
 void PutLength(uint64_t len, std::string* out);
-// `s` int-encoded when it is the canonical decimal text of an int32 (as Redis writes it), else
-// raw (Lavik writes no LZF).
+// `s` int-encoded when it is the canonical decimal text of an int32 (as Redis writes it), else,
+// as Redis with rdbcompression yes, LZF-compressed when longer than 20 bytes and that saves at
+// least 4 of them, else raw.
 void PutString(std::string_view s, std::string* out);
+// CONFIG rdbcompression: PutString's LZF (DUMP payloads, dump.rdb, full syncs); on by default.
+void SetCompression(bool on);
 void PutBinaryDouble(double v, std::string* out);  // 8 bytes, little-endian IEEE-754
 void PutMillis(int64_t ms, std::string* out);      // 8 bytes, little-endian
 

@@ -21,6 +21,7 @@
 #include "config/live_settings.h"
 #include "pubsub/keyspace_publish.h"
 #include "pubsub/pubsub.h"
+#include "rdb/codec.h"
 #include "replication/master.h"
 #include "replication/replica.h"
 #include "replication/sync_stream.h"
@@ -181,6 +182,11 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
     if (v.find('/') != std::string_view::npos) {
       return Status::Error("dbfilename can't be a path, just a filename");
     }
+    return Status::Ok();
+  });
+  rdb::SetCompression(ConfigValue("rdbcompression") == "yes");
+  registry_.OnChange("rdbcompression", [](std::string_view v) {
+    rdb::SetCompression(v == "yes");
     return Status::Ok();
   });
   registry_.OnChange("replica-serve-stale-data", [this](std::string_view v) {
