@@ -37,9 +37,9 @@ bool ExpireAtMsOrReply(Context& ctx, std::string_view arg, ExpireUnit unit, bool
 }
 
 bool ParseExtendedSetArgsOrReply(Context& ctx, std::span<const std::string_view> opts, bool is_set,
-                                 ExtendedSetArgs* out) {
+                                 ExtendedSetArgs* out, bool resolve) {
   uint32_t& f = out->flags;
-  std::string_view expire_arg;
+  std::string_view& expire_arg = out->expire_arg;
   for (size_t j = 0; j < opts.size(); ++j) {
     std::string_view o = opts[j];
     bool has_next = j + 1 < opts.size();
@@ -74,12 +74,15 @@ bool ParseExtendedSetArgsOrReply(Context& ctx, std::span<const std::string_view>
       return false;
     }
   }
-  if (f & kSetAnyExpire) {
-    ExpireUnit unit = (f & (kSetEx | kSetExAt)) ? ExpireUnit::kSeconds : ExpireUnit::kMilliseconds;
-    bool relative = (f & (kSetEx | kSetPx)) != 0;
-    if (!ExpireAtMsOrReply(ctx, expire_arg, unit, relative, &out->expire_at_ms)) return false;
-  }
-  return true;
+  return !resolve || ResolveExpireOrReply(ctx, out);
+}
+
+bool ResolveExpireOrReply(Context& ctx, ExtendedSetArgs* a) {
+  const uint32_t f = a->flags;
+  if (!(f & kSetAnyExpire)) return true;
+  ExpireUnit unit = (f & (kSetEx | kSetExAt)) ? ExpireUnit::kSeconds : ExpireUnit::kMilliseconds;
+  bool relative = (f & (kSetEx | kSetPx)) != 0;
+  return ExpireAtMsOrReply(ctx, a->expire_arg, unit, relative, &a->expire_at_ms);
 }
 
 }  // namespace lavik

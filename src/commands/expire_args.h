@@ -26,13 +26,17 @@ enum class ExpireUnit { kSeconds, kMilliseconds };
 
 struct ExtendedSetArgs {
   uint32_t flags = 0;
-  int64_t expire_at_ms = 0;  // absolute; valid if flags & kSetAnyExpire
+  int64_t expire_at_ms = 0;     // absolute; valid if flags & kSetAnyExpire, once resolved
+  std::string_view expire_arg;  // the EX/PX/EXAT/PXAT argument as given
 };
 
 // Parses args (options after the fixed ones) for SET (is_set) or GETEX. On error writes the
-// reply and returns false.
+// reply and returns false. `resolve`: the expire time is checked and made absolute too (SET);
+// GETEX does that later with ResolveExpireOrReply, since Redis looks the key up in between (a
+// missing key is nil whatever the time says).
 bool ParseExtendedSetArgsOrReply(Context& ctx, std::span<const std::string_view> opts, bool is_set,
-                                 ExtendedSetArgs* out);
+                                 ExtendedSetArgs* out, bool resolve = true);
+bool ResolveExpireOrReply(Context& ctx, ExtendedSetArgs* a);
 
 // Turns a relative/absolute expire argument into absolute ms (Redis getExpireMillisecondsOrReply).
 bool ExpireAtMsOrReply(Context& ctx, std::string_view arg, ExpireUnit unit, bool relative,

@@ -218,8 +218,11 @@ Task GetDel(Context& ctx) {
 
 Task GetEx(Context& ctx) {
   ExtendedSetArgs a;
-  if (!ParseExtendedSetArgsOrReply(ctx, ctx.args.subspan(2), false, &a)) co_return;
+  if (!ParseExtendedSetArgsOrReply(ctx, ctx.args.subspan(2), false, &a, /*resolve=*/false)) {
+    co_return;
+  }
   Store& st = *ctx.store;
+  bool resolved = false;
   while (true) {
     KeyInfo info;
     std::string value;
@@ -228,6 +231,9 @@ Task GetEx(Context& ctx) {
       ctx.reply->Null();
       co_return;
     }
+    // As Redis 7.0's getexCommand: the time is checked only once the key is found a string.
+    if (!resolved && !ResolveExpireOrReply(ctx, &a)) co_return;
+    resolved = true;
     bool changed = (a.flags & kSetAnyExpire) || ((a.flags & kSetPersist) && info.expire_ms != 0);
     if (changed) {
       int64_t expire = (a.flags & kSetAnyExpire) ? a.expire_at_ms : 0;

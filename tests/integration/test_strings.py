@@ -227,6 +227,25 @@ def test_getex_without_options_is_get(r):
     assert r.getex("missing") is None
 
 
+def test_getex_checks_the_time_only_once_the_key_is_a_string(r):
+    """Redis 7.0's order: option syntax, then the key (missing: nil; not a string: WRONGTYPE),
+    then the time's value."""
+    r.delete("gx-missing", "gx-hash", "gx-str")
+    assert r.execute_command("GETEX", "gx-missing", "EX", "abc") is None
+    assert r.execute_command("GETEX", "gx-missing", "EX", "0") is None
+    with pytest.raises(redis.ResponseError, match="^syntax error$"):
+        r.execute_command("GETEX", "gx-missing", "EX")
+    r.hset("gx-hash", "f", "v")
+    with pytest.raises(redis.ResponseError, match="^WRONGTYPE"):
+        r.execute_command("GETEX", "gx-hash", "EX", "0")
+    r.set("gx-str", "v")
+    with pytest.raises(redis.ResponseError, match="^value is not an integer or out of range$"):
+        r.execute_command("GETEX", "gx-str", "EX", "abc")
+    with pytest.raises(redis.ResponseError, match="^invalid expire time in 'getex' command$"):
+        r.execute_command("GETEX", "gx-str", "PXAT", "0")
+    assert r.ttl("gx-str") == -1  # nothing changed by the refused ones
+
+
 def test_getex_sets_ttl(r):
     r.set("a", "1")
     assert r.getex("a", ex=100) == "1"
