@@ -266,7 +266,10 @@ def test_replica_role_survives_restart(tmp_path):
         assert nodes[idx].terminate() == 0
         nodes[idx] = start_node(tmp_path, ps[idx])
         clients[idx] = c = nodes[idx].client()
-        assert c.execute_command("CLUSTER", "MYID") == replica_id
+        # A replica answers -LOADING (CLUSTER MYID has no `loading` flag) while it takes the
+        # master's RDB, as Redis does, so the first reply may have to wait for the sync.
+        assert wait_for("the restarted replica's id",
+                        lambda: c.execute_command("CLUSTER", "MYID")) == replica_id
         wait_for("the restarted replica's link", lambda: replica_linked(c))
         assert nodes_table(c)[replica_id][1] == master_id
         wait_for("agreement", lambda: agreed(clients, 6))
