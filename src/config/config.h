@@ -51,7 +51,7 @@ struct Config {
   int64_t tomb_raider_interval_ms = 86400000;
   int64_t maxclients = 10000;  // 1..4294967295
   LogLevel loglevel = LogLevel::kNotice;
-  std::string load_rdb;  // --load-rdb: a dump.rdb to import at start-up (server/rdb_load.h)
+  std::string load_rdb;  // --load-rdb: a dump.rdb to import at start-up (replication/rdb_file.h)
 
   std::string config_file;  // as given on the command line; empty if none
   // Other registry parameters from the file or command line, by canonical

@@ -43,6 +43,15 @@ bool BufferedSource::ReadAppend(size_t n, std::string* out) {
   return true;
 }
 
+std::string_view BufferedSource::ReadSome(size_t max) {
+  if (max == 0 || !Fill()) return {};
+  const size_t take = std::min(max, end_ - pos_);
+  const std::string_view out(buf_.data() + pos_, take);
+  pos_ += take;
+  consumed_ += take;
+  return out;
+}
+
 bool StringSource::Read(void* dst, size_t n) {
   if (n > remaining()) return false;
   if (n > 0) std::memcpy(dst, data_.data() + pos_, n);

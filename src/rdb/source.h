@@ -31,6 +31,9 @@ class BufferedSource : public ByteSource {
   // Grows *out only as bytes really arrive, so a corrupt length cannot allocate ahead of them.
   bool ReadAppend(size_t n, std::string* out) override;
   uint64_t consumed() const { return consumed_; }  // bytes handed out so far
+  // Up to `max` bytes, as many as are buffered (refilling first if none are): they stay valid
+  // until the next call. Empty at the end of the input (or on an error).
+  std::string_view ReadSome(size_t max);
 
  protected:
   // Called when buf_[pos_, end_) is used up: puts the next bytes in buf_ and sets pos_ = 0 and

@@ -1,5 +1,5 @@
 // Storing the keys of an RDB stream into the shards, from any byte source: a dump.rdb file
-// (server/rdb_load.cc, its second pass) or a master's full-sync payload read from the socket
+// (replication/rdb_file.cc, its second pass) or a master's full-sync payload read from the socket
 // (replica.cc). One pass: keys are decoded one at a time and handed to their shards' workers in
 // batches, with a bound on the bytes in flight, so the RDB is never held in memory and a dataset
 // larger than the value cache loads (the workers write records as for any SET). Keys whose expiry

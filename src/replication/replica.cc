@@ -5,6 +5,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <random>
 
 #include "base/clock.h"
@@ -17,11 +21,13 @@
 #include "commands/shards.h"
 #include "net/tls.h"
 #include "rdb/file_format.h"
+#include "replication/rdb_file.h"
 #include "replication/rdb_stream.h"
 #include "replication/saved_history.h"
 #include "replication/socket_source.h"
 #include "runtime/mailbox.h"
 #include "runtime/worker.h"
+#include "storage/store.h"
 
 namespace lavik {
 
@@ -63,6 +69,40 @@ struct BlockingCommand : MailboxItem {
     if (t.Start(&Done, self)) Done(self);
   }
 };
+
+// Keys stored across every database, each shard's count read on its own worker.
+uint64_t StoredKeys(ShardSet& shards) {
+  struct Count : MailboxItem {
+    Store* store = nullptr;
+    std::mutex* mu = nullptr;
+    std::condition_variable* cv = nullptr;
+    int* left = nullptr;
+    uint64_t keys = 0;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  int left = shards.size();
+  std::vector<Count> counts(static_cast<size_t>(shards.size()));
+  for (int s = 0; s < shards.size(); ++s) {
+    Count& c = counts[static_cast<size_t>(s)];
+    c.store = &shards.at(s).store;
+    c.mu = &mu;
+    c.cv = &cv;
+    c.left = &left;
+    c.run = [](MailboxItem* m) {
+      auto* self = static_cast<Count*>(m);
+      self->keys = self->store->size();
+      std::lock_guard<std::mutex> lock(*self->mu);
+      if (--*self->left == 0) self->cv->notify_all();
+    };
+    shards.at(s).worker->Post(&c);
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return left == 0; });
+  uint64_t keys = 0;
+  for (const Count& c : counts) keys += c.keys;
+  return keys;
+}
 
 }  // namespace
 
@@ -522,48 +562,20 @@ bool Replica::FullSync(SocketSource& src, const std::string& reply) {
     return false;
   }
   {
+    // As Redis drops its cached master at +FULLRESYNC: the old history cannot be continued.
     std::lock_guard<std::mutex> lock(mu_);
     sync_total_ = total;
-  }
-  LogNotice("MASTER <-> REPLICA sync: receiving " +
-            (total >= 0 ? std::to_string(total) + " bytes from master" : "streamed RDB"));
-  // Redis empties the dataset before loading, and so does Lavik: a sync that fails half-way
-  // leaves a partial dataset, and the next sync flushes again.
-  {
-    std::lock_guard<std::mutex> lock(mu_);
     synced_ = false;
   }
-  LogNotice("MASTER <-> REPLICA sync: Flushing old data");
-  loading_ = true;
-  const bool flushed = FlushAll();
-  struct LoadingFlag {
-    std::atomic<bool>& flag;
-    ~LoadingFlag() { flag = false; }
-  } loading{loading_};
-  if (!flushed) return false;
-  LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
-  const uint64_t start = src.consumed();
-  rdb::FileReader reader(src, kMaxDatabases);
+  sync_read_ = 0;
+  const bool to_parser = LoadsFromSocket();
+  LogNotice("MASTER <-> REPLICA sync: receiving " +
+            (total >= 0 ? std::to_string(total) + " bytes from master"
+                        : std::string("streamed RDB from master with EOF")) +
+            (to_parser ? " to parser" : " to disk"));
   RdbLoadReport report;
-  std::string error;
-  bool ok = reader.ReadHeader();
-  if (!ok) error = reader.error();
-  if (ok) ok = StoreRdbStream(deps_.shards(), reader, true, &report, &error);
-  if (ok && !eof_mark.empty()) {
-    std::string mark;
-    ok = src.ReadAppend(kEofMarkLen, &mark) && mark == eof_mark;
-    if (!ok)
-      error = "the $EOF mark does not follow the RDB at offset " + std::to_string(reader.offset());
-  } else if (ok && src.consumed() - start != static_cast<uint64_t>(total)) {
-    ok = false;
-    error = "the RDB ends at offset " + std::to_string(src.consumed() - start) + " of " +
-            std::to_string(total) + " payload bytes";
-  }
-  sync_read_ = static_cast<int64_t>(src.consumed() - start);
-  if (!ok) {
-    if (!src.error().empty()) error += " (" + src.error() + ")";
-    LogWarning("Failed trying to load the MASTER synchronization DB: " + error +
-               "; the replica retries the sync");
+  if (!(to_parser ? LoadFromSocket(src, total, eof_mark, &report)
+                  : LoadThroughDisk(src, total, eof_mark, &report))) {
     return false;
   }
   {
@@ -584,6 +596,160 @@ bool Replica::FullSync(SocketSource& src, const std::string& reply) {
             " keys, " + std::to_string(report.expired) + " expired, in " +
             std::to_string(report.elapsed_ms) + " ms)");
   return true;
+}
+
+bool Replica::LoadsFromSocket() {
+  return deps_.config_value("repl-diskless-load") == "on-empty-db" &&
+         StoredKeys(deps_.shards()) == 0;
+}
+
+// Redis empties the dataset before loading, and so does Lavik: a load from the socket that fails
+// half-way leaves a partial dataset, and the next sync flushes again.
+bool Replica::LoadFromSocket(SocketSource& src, int64_t total, const std::string& eof_mark,
+                             RdbLoadReport* report) {
+  LogNotice("MASTER <-> REPLICA sync: Flushing old data");
+  loading_ = true;
+  const bool flushed = FlushAll();
+  struct LoadingFlag {
+    std::atomic<bool>& flag;
+    ~LoadingFlag() { flag = false; }
+  } loading{loading_};
+  if (!flushed) return false;
+  LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
+  const uint64_t start = src.consumed();
+  rdb::FileReader reader(src, kMaxDatabases);
+  std::string error;
+  bool ok = reader.ReadHeader();
+  if (!ok) error = reader.error();
+  if (ok) ok = StoreRdbStream(deps_.shards(), reader, true, report, &error);
+  if (ok && !eof_mark.empty()) {
+    std::string mark;
+    ok = src.ReadAppend(kEofMarkLen, &mark) && mark == eof_mark;
+    if (!ok)
+      error = "the $EOF mark does not follow the RDB at offset " + std::to_string(reader.offset());
+  } else if (ok && src.consumed() - start != static_cast<uint64_t>(total)) {
+    ok = false;
+    error = "the RDB ends at offset " + std::to_string(src.consumed() - start) + " of " +
+            std::to_string(total) + " payload bytes";
+  }
+  sync_read_ = static_cast<int64_t>(src.consumed() - start);
+  if (!ok) {
+    if (!src.error().empty()) error += " (" + src.error() + ")";
+    LogWarning("Failed trying to load the MASTER synchronization DB: " + error +
+               "; the replica retries the sync");
+  }
+  return ok;
+}
+
+bool Replica::LoadThroughDisk(SocketSource& src, int64_t total, const std::string& eof_mark,
+                              RdbLoadReport* report) {
+  const std::string dir = deps_.config_value("dir");
+  const std::string tmp = RdbFilePath(
+      dir, "temp-" + std::to_string(NowMs() / 1000) + "." + std::to_string(getpid()) + ".rdb");
+  std::string error;
+  if (!ReceiveFile(src, total, eof_mark, tmp, &error)) {
+    unlink(tmp.c_str());
+    LogWarning("I/O error trying to sync with MASTER: " + error +
+               "; the old data stay, and the replica retries the sync");
+    return false;
+  }
+  // As Redis: the payload becomes dir/dbfilename, then it is loaded (checked whole first, so a
+  // corrupt payload leaves the old data as they were).
+  const std::string target = RdbFilePath(dir, deps_.config_value("dbfilename"));
+  if (rename(tmp.c_str(), target.c_str()) != 0) {
+    LogWarning("Failed trying to rename the temp DB into " + target +
+               " in MASTER <-> REPLICA synchronization: " + std::strerror(errno));
+    unlink(tmp.c_str());
+    return false;
+  }
+  struct LoadingFlag {
+    std::atomic<bool>& flag;
+    ~LoadingFlag() { flag = false; }
+  } loading{loading_};
+  // The old data stay served while the file is checked; the flush starts the -LOADING window.
+  const auto flush = [this] {
+    LogNotice("MASTER <-> REPLICA sync: Flushing old data");
+    loading_ = true;
+    if (!FlushAll()) return false;
+    LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
+    return true;
+  };
+  if (!LoadRdbFile(deps_.shards(), target, report, &error, flush)) {
+    LogWarning("Failed trying to load the MASTER synchronization DB from disk: " + error +
+               "; the replica retries the sync");
+    return false;
+  }
+  // rdb-del-sync-files: with no persistence of Redis's kind (no `save` point), the file is gone
+  // once loaded.
+  if (deps_.config_value("rdb-del-sync-files") == "yes" && deps_.config_value("save").empty()) {
+    LogNotice(
+        "Removing the RDB file obtained from the master. This replica has persistence "
+        "disabled");
+    unlink(target.c_str());
+  }
+  return true;
+}
+
+bool Replica::ReceiveFile(SocketSource& src, int64_t total, const std::string& eof_mark,
+                          const std::string& path, std::string* error) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = "Opening the temp file needed for MASTER <-> REPLICA synchronization: " +
+             std::string(std::strerror(errno));
+    return false;
+  }
+  constexpr size_t kPiece = 1 << 20;
+  uint64_t written = 0;
+  std::string tail;  // the $EOF form: the last bytes received, to find the mark at the end
+  bool done = total == 0;
+  while (!done) {
+    const size_t want =
+        total >= 0 ? std::min<uint64_t>(kPiece, static_cast<uint64_t>(total) - written) : kPiece;
+    const std::string_view got = src.ReadSome(want);
+    if (got.empty()) {
+      *error = "connection lost after " + std::to_string(written) + " bytes" +
+               (src.error().empty() ? std::string() : " (" + src.error() + ")");
+      close(fd);
+      return false;
+    }
+    last_io_ms_ = NowMs();
+    for (size_t at = 0; at < got.size();) {
+      const ssize_t n = write(fd, got.data() + at, got.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        *error =
+            "Write error or short write writing to the DB dump file needed for MASTER <-> "
+            "REPLICA synchronization: " +
+            std::string(std::strerror(errno));
+        close(fd);
+        return false;
+      }
+      at += static_cast<size_t>(n);
+    }
+    written += got.size();
+    sync_read_ = static_cast<int64_t>(written);
+    if (total >= 0) {
+      done = written == static_cast<uint64_t>(total);
+    } else {
+      // As Redis: the master sends nothing after the mark until we ACK, so the mark ends what
+      // has arrived.
+      if (got.size() >= kEofMarkLen) {
+        tail.assign(got.substr(got.size() - kEofMarkLen));
+      } else {
+        tail.append(got);
+        if (tail.size() > kEofMarkLen) tail.erase(0, tail.size() - kEofMarkLen);
+      }
+      done = tail == eof_mark;
+    }
+  }
+  bool ok = true;
+  if (!eof_mark.empty() && ftruncate(fd, static_cast<off_t>(written - kEofMarkLen)) != 0)
+    ok = false;
+  if (ok && fsync(fd) != 0) ok = false;
+  if (!ok)
+    *error = "Failed trying to sync the temp DB to disk: " + std::string(std::strerror(errno));
+  close(fd);
+  return ok;
 }
 
 void Replica::ServeLink(uint64_t gen, int fd, std::string leftover,

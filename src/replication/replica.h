@@ -37,6 +37,7 @@ namespace lavik {
 class ShardSet;
 class SocketSource;
 class TlsSession;
+struct RdbLoadReport;
 struct Services;
 
 // 40 random hex characters: a replication id, or a diskless sync's end mark.
@@ -178,6 +179,16 @@ class Replica : public RequestHandler {
   // *failover: the PSYNC sent (or not written) said FAILOVER.
   bool Handshake(SocketSource& src, std::string* psync_reply, bool* failover);
   bool FullSync(SocketSource& src, const std::string& reply);
+  // repl-diskless-load: `on-empty-db` with no key stored loads the RDB as it arrives; otherwise
+  // (`disabled`, `swapdb`) it is received into a file first, the old data served meanwhile.
+  bool LoadsFromSocket();
+  bool LoadFromSocket(SocketSource& src, int64_t total, const std::string& eof_mark,
+                      RdbLoadReport* report);
+  bool LoadThroughDisk(SocketSource& src, int64_t total, const std::string& eof_mark,
+                       RdbLoadReport* report);
+  // The payload ($<total> bytes, or up to the $EOF mark, which is left out) into `path`, synced.
+  bool ReceiveFile(SocketSource& src, int64_t total, const std::string& eof_mark,
+                   const std::string& path, std::string* error);
   bool FlushAll();  // every database, before a full sync's load
   // Until the link closes; `tls`: the link's session (tls-replication), handed to the connection.
   void ServeLink(uint64_t gen, int fd, std::string leftover, std::unique_ptr<TlsSession> tls);

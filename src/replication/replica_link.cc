@@ -1,4 +1,5 @@
 // The master link's connection (the command stream), and ROLE / INFO replication.
+#include <cstdio>
 #include <string>
 
 #include "base/ascii.h"
@@ -203,7 +204,13 @@ void Replica::AppendInfo(std::string* out) {
       Field(out, "master_sync_total_bytes", sync_total_);
       Field(out, "master_sync_read_bytes", sync_read_.load());
       Field(out, "master_sync_left_bytes", sync_total_ < 0 ? -1 : sync_total_ - sync_read_);
-      Field(out, "master_sync_perc", "0.00");
+      // As Redis 7.0: read / total (-1 for the $EOF form, so negative then).
+      char perc[32];
+      std::snprintf(perc, sizeof(perc), "%.2f",
+                    sync_total_ == 0 ? 0.0
+                                     : static_cast<double>(sync_read_.load()) /
+                                           static_cast<double>(sync_total_) * 100);
+      Field(out, "master_sync_perc", perc);
       Field(out, "master_sync_last_io_seconds_ago", now_s - last_io_ms_.load() / 1000);
     }
     if (!up)

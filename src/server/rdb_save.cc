@@ -21,6 +21,7 @@
 #include "commands/rdb_limits.h"
 #include "commands/shards.h"
 #include "rdb/file_format.h"
+#include "replication/rdb_file.h"
 #include "replication/sync_stream.h"
 #include "runtime/join.h"
 #include "runtime/shard_hop.h"
@@ -339,10 +340,6 @@ Task EndRdbSnapshot(ShardSet& shards, RdbSnapshot* snap) {
     co_await ShardHop(s->worker, [s, id]() { s->store.EndSnapshot(id); });
   }
   SnapshotGate::EndSnapshot();
-}
-
-std::string RdbFilePath(std::string_view dir, std::string_view dbfilename) {
-  return std::string(dir.empty() ? "." : dir) + "/" + std::string(dbfilename);
 }
 
 namespace {

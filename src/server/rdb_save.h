@@ -82,7 +82,4 @@ Task SaveRdbFile(ShardSet& shards, std::string dir, std::string dbfilename, bool
 // while they have a full buffer); the stream is finished and the snapshot closed at the end.
 Task StreamRdb(ShardSet& shards, SyncStream* stream, bool* ok, RdbSnapshot* snap);
 
-// `dir` + "/" + `dbfilename` (an empty dir: ".").
-std::string RdbFilePath(std::string_view dir, std::string_view dbfilename);
-
 }  // namespace lavik

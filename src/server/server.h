@@ -189,7 +189,7 @@ class Server : public RequestHandler {
   bool shutdown_waiting_ = false;                           // under shutdown_mu_
   std::vector<std::function<void(bool)>> shutdown_joined_;  // under shutdown_mu_
   std::atomic<int64_t> shutdown_deadline_ms_{-1};
-  std::string rdb_to_load_;  // a dump.rdb to import before the listeners start (rdb_load.h)
+  std::string rdb_to_load_;  // a dump.rdb imported before the listeners start (rdb_file.h)
   int64_t applied_cache_mb_ = 0;
   Listener listener_;      // plain TCP on `port` (not bound when port is 0)
   Listener tls_listener_;  // TLS on tls-port (not bound when it is 0)

@@ -554,25 +554,65 @@ def test_corrupt_full_sync_is_refused_and_retried(spawn_server, tmp_path, where)
         bad[at] = 0xEE  # the list's encoding header
     replica = resync_after(spawn_server, bulk(bytes(bad)), rdb)
     log = (replica.workdir / "logs" / "lavik.log").read_text()
-    assert re.search(r"Failed trying to load the MASTER synchronization DB: .* at offset \d+",
+    assert re.search(r"Failed trying to load the MASTER synchronization DB from disk: "
+                     r".* at offset \d+",
                      log), log
 
 
-@pytest.mark.lavik_only  # redis-server loads from disk: it serves the old data until the end
-def test_commands_get_loading_while_a_full_sync_loads(spawn_server, tmp_path):
+def paused_at(rdb, at):
+    """A fake master whose one sync sends `rdb` as $<len>, pausing after byte `at`."""
+    return FakeMaster([[b"$%d\r\n" % len(rdb) + rdb[:at], rdb[at:]]])
+
+
+def test_a_full_sync_is_received_on_disk_while_the_old_data_are_served(spawn_server, tmp_path):
+    """repl-diskless-load disabled (the default): the payload goes to a file first, INFO shows
+    its progress, the old data answer until it is whole, and it stays as dir/dbfilename."""
     rdb = saved_rdb(spawn_server, tmp_path)
     half = len(rdb) // 2
-    fake = FakeMaster([[b"$%d\r\n" % len(rdb) + rdb[:half], rdb[half:]]])
+    fake = paused_at(rdb, half)
     try:
-        replica = spawn_server()
-        r = client(replica)
+        r = client(spawn_server())
+        assert r.config_get("repl-diskless-load") == {"repl-diskless-load": "disabled"}
         r.set("old", "data")
         assert r.execute_command("REPLICAOF", "127.0.0.1", fake.port) == "OK"
         assert fake.paused.wait(SYNC_TIMEOUT_S)
+        assert wait_until(lambda: r.info("replication").get("master_sync_read_bytes") == half, 5)
+        i = r.info("replication")
+        assert i["master_sync_in_progress"] == 1
+        assert i["master_sync_total_bytes"] == len(rdb)
+        assert i["master_sync_left_bytes"] == len(rdb) - half
+        assert i["master_sync_perc"] == pytest.approx(half * 100 / len(rdb), abs=0.006)
+        assert r.get("old") == "data"
+        fake.resume.set()
+        assert wait_until(lambda: r.info("replication")["master_link_status"] == "up",
+                          SYNC_TIMEOUT_S)
+        assert r.get("seed") == "value"
+        assert r.get("old") is None
+        saved = os.path.join(r.config_get("dir")["dir"], r.config_get("dbfilename")["dbfilename"])
+        with open(saved, "rb") as f:
+            assert f.read() == rdb
+    finally:
+        fake.close()
+
+
+# redis-server parses the socket inside its event loop: while the payload pauses it answers
+# nothing at all (a -LOADING comes only between pieces of progress).
+@pytest.mark.lavik_only
+def test_on_empty_db_loads_an_empty_replica_from_the_socket(spawn_server, tmp_path):
+    """repl-diskless-load on-empty-db with no key: the RDB is parsed as it arrives, and commands
+    without the `loading` flag get -LOADING meanwhile."""
+    rdb = saved_rdb(spawn_server, tmp_path)
+    half = len(rdb) // 2
+    fake = paused_at(rdb, half)
+    try:
+        r = client(spawn_server())
+        assert r.config_set("repl-diskless-load", "on-empty-db")
+        assert r.execute_command("REPLICAOF", "127.0.0.1", fake.port) == "OK"
+        assert fake.paused.wait(SYNC_TIMEOUT_S)
         assert wait_until(lambda: r.info("replication")["master_sync_in_progress"] == 1, 5)
-        assert wait_until(lambda: not quiet(lambda: r.get("old") or True)(), 5)
+        assert wait_until(lambda: not quiet(lambda: r.get("seed") or True)(), 5)
         with pytest.raises(redis.exceptions.BusyLoadingError) as e:
-            r.get("old")
+            r.get("seed")
         assert err(e) == "Redis is loading the dataset in memory"
         assert r.info("replication")["role"] == "slave"  # a command with the `loading` flag
         with pytest.raises(redis.exceptions.BusyLoadingError):
@@ -580,6 +620,31 @@ def test_commands_get_loading_while_a_full_sync_loads(spawn_server, tmp_path):
         fake.resume.set()
         assert wait_until(lambda: r.info("replication")["master_link_status"] == "up",
                           SYNC_TIMEOUT_S)
+        assert r.get("seed") == "value"
+        assert r.llen("seed-list") == 100
+    finally:
+        fake.close()
+
+
+@pytest.mark.parametrize("mode", ["disabled", "on-empty-db", "swapdb"])
+def test_a_failed_transfer_leaves_the_old_data(spawn_server, tmp_path, mode):
+    """The first sync's payload is cut half-way; until the next sync's payload comes, the
+    replica still holds what it had (on-empty-db: a replica with keys goes through disk;
+    swapdb: Redis restores its backup, Lavik never dropped the data)."""
+    rdb = saved_rdb(spawn_server, tmp_path)
+    fake = FakeMaster([bulk(rdb)[:len(rdb) // 2], [b"", bulk(rdb)]])
+    try:
+        replica = spawn_server()
+        r = client(replica)
+        assert r.config_set("repl-diskless-load", mode)
+        r.set("old", "data")
+        assert r.execute_command("REPLICAOF", "127.0.0.1", fake.port) == "OK"
+        assert fake.paused.wait(SYNC_TIMEOUT_S)  # the second sync's +FULLRESYNC is out
+        assert len(fake.psyncs) == 2
+        assert wait_until(quiet(lambda: r.get("old") == "data"), 5)
+        assert r.get("seed") is None
+        fake.resume.set()
+        assert wait_until(lambda: link_up(r), SYNC_TIMEOUT_S)
         assert r.get("seed") == "value"
         assert r.get("old") is None
     finally:

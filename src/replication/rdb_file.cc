@@ -1,4 +1,4 @@
-#include "server/rdb_load.h"
+#include "replication/rdb_file.h"
 
 #include <vector>
 
@@ -82,9 +82,13 @@ bool Validate(const std::string& path, RdbLoadReport* report, std::string* error
 }  // namespace
 
 bool LoadRdbFile(ShardSet& shards, const std::string& path, RdbLoadReport* report,
-                 std::string* error) {
+                 std::string* error, const std::function<bool()>& before_store) {
   const int64_t start = NowMs();
   if (!Validate(path, report, error)) return false;
+  if (before_store && !before_store()) {
+    *error = "the old data could not be flushed";
+    return false;
+  }
   rdb::FileSource src(path);
   rdb::FileReader reader(src, kMaxDatabases);
   if (!src.ok() || !reader.ReadHeader()) {
@@ -97,6 +101,10 @@ bool LoadRdbFile(ShardSet& shards, const std::string& path, RdbLoadReport* repor
   }
   report->elapsed_ms = NowMs() - start;
   return true;
+}
+
+std::string RdbFilePath(std::string_view dir, std::string_view dbfilename) {
+  return std::string(dir.empty() ? "." : dir) + "/" + std::string(dbfilename);
 }
 
 }  // namespace lavik
