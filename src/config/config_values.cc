@@ -209,24 +209,29 @@ bool ParsePercentiles(std::string_view in, std::string_view, std::string* out, s
   return true;
 }
 
-bool ParseShutdownOnSignal(std::string_view in, std::string_view, std::string* out,
-                           std::string* err) {
-  static constexpr std::string_view kFlags[] = {"save", "nosave", "now", "force"};
-  constexpr size_t kCount = std::size(kFlags);
-  bool set[kCount] = {};
+namespace {
+
+constexpr std::string_view kShutdownFlags[] = {"save", "nosave", "now", "force"};
+
+// The words of `in` as flags (set[i]: kShutdownFlags[i]); false on a word that is none.
+bool ShutdownFlagWords(std::string_view in, bool (&set)[std::size(kShutdownFlags)]) {
   const std::vector<std::string_view> words = SplitWords(in);
-  bool known = !words.empty();
   for (std::string_view w : words) {
     if (EqualsNoCase(w, "default")) continue;
     size_t i = 0;
-    while (i < kCount && !EqualsNoCase(w, kFlags[i])) ++i;
-    if (i == kCount) {
-      known = false;
-      break;
-    }
+    while (i < std::size(kShutdownFlags) && !EqualsNoCase(w, kShutdownFlags[i])) ++i;
+    if (i == std::size(kShutdownFlags)) return false;
     set[i] = true;
   }
-  if (!known) {
+  return !words.empty();
+}
+
+}  // namespace
+
+bool ParseShutdownOnSignal(std::string_view in, std::string_view, std::string* out,
+                           std::string* err) {
+  bool set[std::size(kShutdownFlags)] = {};
+  if (!ShutdownFlagWords(in, set)) {
     *err = "argument(s) must be one of the following: default, save, nosave, now, force";
     return false;
   }
@@ -235,11 +240,17 @@ bool ParseShutdownOnSignal(std::string_view in, std::string_view, std::string* o
     return false;
   }
   std::vector<std::string> names;
-  for (size_t i = 0; i < kCount; ++i) {
-    if (set[i]) names.emplace_back(kFlags[i]);
+  for (size_t i = 0; i < std::size(kShutdownFlags); ++i) {
+    if (set[i]) names.emplace_back(kShutdownFlags[i]);
   }
   *out = names.empty() ? "default" : Join(names);
   return true;
+}
+
+ShutdownFlags ShutdownOnSignalFlags(std::string_view stored) {
+  bool set[std::size(kShutdownFlags)] = {};
+  ShutdownFlagWords(stored, set);
+  return ShutdownFlags{set[0], set[1], set[2], set[3]};
 }
 
 bool ParseMemoryOrPercent(std::string_view in, std::string_view, std::string* out,

@@ -33,6 +33,11 @@ bool ParsePercentiles(std::string_view in, std::string_view current, std::string
 // default, none), stored in that order ("nosave now").
 bool ParseShutdownOnSignal(std::string_view in, std::string_view current, std::string* out,
                            std::string* err);
+struct ShutdownFlags {
+  bool save = false, nosave = false, now = false, force = false;
+};
+// The flags of a value ParseShutdownOnSignal stored.
+ShutdownFlags ShutdownOnSignalFlags(std::string_view stored);
 bool ParseMemoryOrPercent(std::string_view in, std::string_view current, std::string* out,
                           std::string* err);
 // Stores every flag ("AnKE" for KEAn); CONFIG GET shows ShowKeyspaceEvents of it ("AKE", as

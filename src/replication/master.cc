@@ -30,7 +30,6 @@ constexpr std::string_view kPing = "*1\r\n$4\r\nPING\r\n";
 constexpr std::string_view kGetAck = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
 constexpr std::string_view kMulti = "*1\r\n$5\r\nMULTI\r\n";
 constexpr std::string_view kExec = "*1\r\n$4\r\nEXEC\r\n";
-constexpr size_t kSendChunk = 256 << 10;
 // TLS: a replica that sends this much without a complete request is dropped (it sends ACKs).
 constexpr size_t kMaxTlsInput = 1 << 20;
 // client-output-buffer-limit replica's default hard limit: a replica this far behind is dropped.
@@ -41,13 +40,13 @@ std::string SelectCmd(int db) {
   return "*2\r\n$6\r\nSELECT\r\n$" + std::to_string(n.size()) + "\r\n" + n + "\r\n";
 }
 
-int64_t ConfigInt(const Master::Deps& deps, std::string_view name, int64_t dflt) {
+}  // namespace
+
+int64_t Master::ConfigInt(std::string_view name, int64_t dflt) const {
   int64_t v = dflt;
-  if (!ParseInt64(deps.config_value(name), &v)) return dflt;
+  if (!ParseInt64(deps_.config_value(name), &v)) return dflt;
   return v;
 }
-
-}  // namespace
 
 Master::Slave::~Slave() {
   if (req.fd >= 0) close(req.fd);
@@ -276,65 +275,8 @@ void Master::Merge() {
     NoteMerged();
     if (watchers_ > 0) seq_ends_.push_back({next_seq_ - 1, end_, cur_db_});
   }
-  // The first RDB waits a moment after propagation turned on: a write that started before it
-  // (and so is not propagated) has finished by then, and the snapshot holds it.
-  bool diskless = false;
-  if (save_ == SaveState::kWaitMerge && next_seq_ > save_seq_ && NowMs() - activated_ms_ >= 50 &&
-      SaveMayStart(NowMs(), &diskless)) {
-    save_result_ = -1;
-    snap_seq_ = -1;
-    save_diskless_ = diskless;
-    stream_started_ = false;
-    if (diskless) {
-      save_path_.clear();
-      eof_mark_ = NewReplId();
-      stream_ = std::make_shared<SyncStream>([] { WakeThunk(); });
-      LogNotice("Starting BGSAVE for SYNC with target: replicas sockets");
-    } else {
-      save_path_ = deps_.rdb_dir() + "/temp-repl-" + std::to_string(getpid()) + ".rdb";
-      LogNotice("Starting BGSAVE for SYNC with target: disk");
-    }
-    if (following) {
-      // Our master's stream feeds the backlog (Feed), and its commands take no sequence number:
-      // the stream starts at the offset of this moment (not exact: see doc/replication.md).
-      StartStream(end_);
-    } else {
-      // The stream starts right after the write numbered as the snapshot's sequence number,
-      // which the workers report once it is open (merged_at_: each entry's offset until then).
-      save_ = SaveState::kStarting;
-      merged_at_.clear();
-      merged_at_.emplace_back(next_seq_ - 1, end_);
-      cur_db_ = -1;
-    }
-    deps_.save_rdb(
-        save_path_, diskless ? stream_ : nullptr,
-        [this](uint64_t seq) {
-          snap_seq_ = static_cast<int64_t>(seq);
-          Wake();
-        },
-        [this](bool ok) {
-          save_result_ = ok ? 1 : 0;
-          Wake();
-        });
-  }
-  if (save_ == SaveState::kStarting) {
-    const int64_t seq = snap_seq_.load();
-    if (seq >= 0 && static_cast<uint64_t>(seq) < next_seq_) {
-      // Every write numbered up to seq is in the snapshot and in the stream before this offset;
-      // every later one in the stream after it, and not in the snapshot.
-      int64_t at = -1;
-      for (const auto& [n, off] : merged_at_) {
-        if (n == static_cast<uint64_t>(seq)) at = off;
-      }
-      merged_at_.clear();
-      if (at < 0) {
-        // Cannot happen (the snapshot's number is at least the last merged one at the request).
-        LogWarning("BGSAVE for SYNC: the snapshot's stream position was not recorded");
-        at = end_;
-      }
-      StartStream(at);
-    }
-  }
+  MaybeStartSave();
+  if (save_ == SaveState::kStarting) FixStreamStart();
 }
 
 void Master::WatchSeqs(bool on) {
@@ -400,114 +342,6 @@ void Master::NoteMerged() {
   merged_at_.emplace_back(next_seq_ - 1, end_);
   // The replicas' stream may start right here: the next entry says its database.
   cur_db_ = -1;
-}
-
-void Master::StartStream(int64_t offset) {
-  save_offset_ = offset;
-  cur_db_ = -1;  // as Redis: the next command is preceded by a SELECT
-  save_ = SaveState::kRunning;
-  const Replica::History h = deps_.replica->history();
-  int readers = 0;
-  for (auto& s : slaves_) {
-    if (s->state != Slave::State::kWaitSave || s->announced) continue;
-    if (save_diskless_ && !s->req.capa_eof) continue;  // it cannot read $EOF: it waits
-    s->announced = true;
-    s->sent = save_offset_;
-    if (s->req.psync) {
-      s->out += "+FULLRESYNC " + h.replid + " " + std::to_string(save_offset_) + "\r\n";
-    }
-    if (save_diskless_) {
-      // The RDB goes out as the walk makes it: "$EOF:<mark>", the bytes, then the mark.
-      s->out += "$EOF:" + eof_mark_ + "\r\n";
-      s->state = Slave::State::kSendRdb;
-      s->stream = stream_;
-      s->stream_sent = 0;
-      s->mark = eof_mark_;
-      s->mark_queued = false;
-      ++readers;
-    }
-  }
-  if (save_diskless_) {
-    stream_started_ = true;
-    if (readers == 0) stream_->Abandon();  // they all left while it was being started
-  }
-}
-
-bool Master::SaveMayStart(int64_t now_ms, bool* diskless) {
-  int waiting = 0;
-  bool all_eof = true;
-  int64_t oldest = now_ms;
-  for (auto& s : slaves_) {
-    if (s->state != Slave::State::kWaitSave || s->announced) continue;
-    ++waiting;
-    all_eof = all_eof && s->req.capa_eof;
-    oldest = std::min(oldest, s->wait_since_ms);
-  }
-  // Redis's rule: diskless when configured and every replica waiting can read it (else to disk,
-  // at once); a diskless one waits repl-diskless-sync-delay seconds for more replicas to join,
-  // or until repl-diskless-sync-max-replicas (> 0) are waiting.
-  *diskless = waiting > 0 && all_eof && deps_.config_value("repl-diskless-sync") == "yes";
-  if (!*diskless) return true;
-  const int64_t max_replicas = ConfigInt(deps_, "repl-diskless-sync-max-replicas", 0);
-  if (max_replicas > 0 && waiting >= max_replicas) return true;
-  return now_ms - oldest >= ConfigInt(deps_, "repl-diskless-sync-delay", 5) * 1000;
-}
-
-void Master::FeedStream() {
-  if (stream_ == nullptr || !stream_started_) return;
-  bool any = false;
-  uint64_t low = UINT64_MAX;
-  for (auto& s : slaves_) {
-    if (s->state != Slave::State::kSendRdb || s->stream != stream_) continue;
-    any = true;
-    low = std::min(low, s->stream_sent);
-  }
-  if (any) {
-    stream_->Release(low);
-    return;
-  }
-  // Nobody reads it any more (all sent, or all gone): a walk still running stops.
-  uint64_t end = 0;
-  if (stream_->state(&end) < 0) {
-    LogWarning("Diskless rdb transfer, last replica dropped, killing fork child.");
-    stream_->Abandon();
-  }
-  stream_.reset();
-}
-
-bool Master::SendStream(Slave& s, const std::function<bool(std::string_view, size_t*)>& send_some) {
-  for (;;) {
-    if (!s.out.empty()) {  // the end mark
-      size_t n = 0;
-      const bool ok = send_some(s.out, &n);
-      s.out.erase(0, n);
-      return ok && s.out.empty();
-    }
-    uint64_t end = 0;
-    const int st = s.stream->state(&end);
-    if (s.stream_sent < end) {
-      uint64_t start = 0;
-      const std::shared_ptr<const std::string> piece = s.stream->PieceAt(s.stream_sent, &start);
-      if (piece == nullptr) {
-        Drop(s, "the diskless RDB stream was abandoned");
-        return false;
-      }
-      size_t n = 0;
-      const bool ok = send_some(
-          std::string_view(*piece).substr(static_cast<size_t>(s.stream_sent - start)), &n);
-      s.stream_sent += n;
-      if (!ok || s.want_out) return false;
-      continue;
-    }
-    if (st < 0) return false;  // the walk has not made more yet
-    if (st == 0) {
-      Drop(s, "Diskless BGSAVE failed");
-      return false;
-    }
-    if (s.mark_queued) return true;
-    s.mark_queued = true;
-    s.out = s.mark;
-  }
 }
 
 void Master::Answer(Slave& s) {
@@ -638,57 +472,59 @@ void Master::Drop(Slave& s, const std::string& why) {
 }
 
 // Sends what the replica is owed, without blocking. False on a hard error (dropped).
+bool Master::SendRaw(Slave& s, std::string_view b, size_t* sent) {
+  while (!b.empty()) {
+    const ssize_t n =
+        send(s.req.fd, b.data(), std::min(b.size(), kSendChunk), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      s.want_out = true;
+      return true;
+    }
+    if (n <= 0) {
+      Drop(s, std::string("write error: ") + std::strerror(errno));
+      return false;
+    }
+    *sent += static_cast<size_t>(n);
+    b.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// `sent` counts the plaintext taken. Over TLS that is what was sealed: the ciphertext goes out
+// first, and more is sealed only once it has, so a slow replica holds one chunk here.
+bool Master::SendSome(Slave& s, std::string_view b, size_t* sent) {
+  if (s.req.tls == nullptr) return SendRaw(s, b, sent);
+  for (;;) {
+    if (!s.cipher.empty()) {
+      size_t n = 0;
+      const bool ok = SendRaw(s, s.cipher, &n);
+      s.cipher.erase(0, n);
+      if (!ok || s.want_out) return ok;
+    }
+    if (b.empty()) return true;
+    const std::string_view piece = b.substr(0, kSendChunk);
+    if (!s.req.tls->WritePlain(piece)) {
+      Drop(s, "TLS error: " + s.req.tls->error());
+      return false;
+    }
+    s.req.tls->TakeOutput(&s.cipher);
+    *sent += piece.size();
+    b.remove_prefix(piece.size());
+  }
+}
+
 void Master::Handle(Slave& s, int64_t now_ms) {
-  auto send_raw = [&](std::string_view b, size_t* sent) -> bool {
-    while (!b.empty()) {
-      const ssize_t n =
-          send(s.req.fd, b.data(), std::min(b.size(), kSendChunk), MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        s.want_out = true;
-        return true;
-      }
-      if (n <= 0) {
-        Drop(s, std::string("write error: ") + std::strerror(errno));
-        return false;
-      }
-      *sent += static_cast<size_t>(n);
-      b.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
-  };
-  // `sent` counts the plaintext taken. Over TLS that is what was sealed: the ciphertext goes out
-  // first, and more is sealed only once it has, so a slow replica holds one chunk here.
-  auto send_some = [&](std::string_view b, size_t* sent) -> bool {
-    if (s.req.tls == nullptr) return send_raw(b, sent);
-    for (;;) {
-      if (!s.cipher.empty()) {
-        size_t n = 0;
-        const bool ok = send_raw(s.cipher, &n);
-        s.cipher.erase(0, n);
-        if (!ok || s.want_out) return ok;
-      }
-      if (b.empty()) return true;
-      const std::string_view piece = b.substr(0, kSendChunk);
-      if (!s.req.tls->WritePlain(piece)) {
-        Drop(s, "TLS error: " + s.req.tls->error());
-        return false;
-      }
-      s.req.tls->TakeOutput(&s.cipher);
-      *sent += piece.size();
-      b.remove_prefix(piece.size());
-    }
-  };
   s.want_out = false;
   if (!s.cipher.empty() || (s.req.tls != nullptr && s.req.tls->has_output())) {
     if (s.req.tls != nullptr) s.req.tls->TakeOutput(&s.cipher);
     size_t n = 0;
-    if (!send_some({}, &n) || s.want_out) return;
+    if (!SendSome(s, {}, &n) || s.want_out) return;
   }
   if (s.state == Slave::State::kNew) Answer(s);
   if (!s.out.empty()) {
     size_t n = 0;
-    if (!send_some(s.out, &n)) return;
+    if (!SendSome(s, s.out, &n)) return;
     s.out.erase(0, n);
     if (!s.out.empty()) return;
   }
@@ -700,33 +536,13 @@ void Master::Handle(Slave& s, int64_t now_ms) {
     return;
   }
   if (s.state == Slave::State::kSendRdb && s.stream != nullptr) {
-    if (!SendStream(s, send_some)) return;
+    if (!SendStream(s)) return;
     s.stream.reset();
     s.await_ack = true;
     LogNotice("Streamed RDB transfer with replica " + s.Name() + " succeeded (socket).");
   }
   if (s.state == Slave::State::kSendRdb) {
-    while (s.rdb_fd >= 0 && s.rdb_sent < s.rdb_len) {
-      if (s.chunk_at >= s.chunk.size()) {
-        s.chunk.resize(std::min<uint64_t>(kSendChunk, s.rdb_len - s.rdb_sent));
-        const ssize_t r =
-            pread(s.rdb_fd, s.chunk.data(), s.chunk.size(), static_cast<off_t>(s.rdb_sent));
-        if (r <= 0) {
-          Drop(s, "can't read the RDB file");
-          return;
-        }
-        s.chunk.resize(static_cast<size_t>(r));
-        s.chunk_at = 0;
-      }
-      size_t n = 0;
-      const bool ok = send_some(std::string_view(s.chunk).substr(s.chunk_at), &n);
-      s.chunk_at += n;
-      s.rdb_sent += n;
-      if (!ok || s.want_out) return;
-    }
-    if (s.rdb_fd >= 0) close(s.rdb_fd);
-    s.rdb_fd = -1;
-    s.chunk = std::string();
+    if (!SendRdbFile(s)) return;
     if (s.req.rdb_only) {
       // Redis's replicaPutOnline for an rdb-only replica: it is closed, never put online.
       LogNotice("RDB transfer completed, rdb only replica (" + s.Name() +
@@ -752,64 +568,9 @@ void Master::Handle(Slave& s, int64_t now_ms) {
     const size_t from = static_cast<size_t>(s.sent + 1 - first_);
     const size_t len = static_cast<size_t>(end_ - s.sent);
     size_t n = 0;
-    const bool ok = send_some(std::string_view(buf_).substr(from, std::min(len, kSendChunk)), &n);
+    const bool ok = SendSome(s, std::string_view(buf_).substr(from, std::min(len, kSendChunk)), &n);
     s.sent += static_cast<int64_t>(n);
     if (!ok || s.want_out) return;
-  }
-}
-
-void Master::SaveDone(bool ok) {
-  save_ = SaveState::kNone;
-  if (save_diskless_) {
-    // Its replicas have been reading the stream all along; each ends with it (SendStream).
-    save_diskless_ = false;
-    if (!ok) LogWarning("Diskless BGSAVE for SYNC failed");
-    for (auto& s : slaves_) {
-      if (s->state == Slave::State::kWaitSave && !s->announced && save_ == SaveState::kNone) {
-        save_ = SaveState::kWaitMerge;
-        save_seq_ = repl::LastSeq();
-      }
-    }
-    return;
-  }
-  int fd = -1;
-  uint64_t len = 0;
-  if (ok) {
-    fd = open(save_path_.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
-    if (fd >= 0 && fstat(fd, &st) == 0) len = static_cast<uint64_t>(st.st_size);
-  }
-  unlink(save_path_.c_str());
-  if (fd < 0) {
-    LogWarning("BGSAVE for SYNC failed: the replicas waiting for it are dropped");
-  } else {
-    LogNotice("Background RDB transfer started (" + std::to_string(len) + " bytes)");
-  }
-  for (auto& s : slaves_) {
-    if (s->state != Slave::State::kWaitSave || !s->announced) continue;
-    if (fd < 0) {
-      Drop(*s, "BGSAVE failed");
-      continue;
-    }
-    s->rdb_fd = dup(fd);
-    if (s->rdb_fd < 0) {
-      Drop(*s, "can't read the RDB file");
-      continue;
-    }
-    s->rdb_len = len;
-    s->rdb_sent = 0;
-    s->chunk.clear();
-    s->chunk_at = 0;
-    s->out += "$" + std::to_string(len) + "\r\n";
-    s->state = Slave::State::kSendRdb;
-  }
-  if (fd >= 0) close(fd);
-  // Replicas that came while it ran, too late to share it, get the next one.
-  for (auto& s : slaves_) {
-    if (s->state == Slave::State::kWaitSave && !s->announced && save_ == SaveState::kNone) {
-      save_ = SaveState::kWaitMerge;
-      save_seq_ = repl::LastSeq();
-    }
   }
 }
 
@@ -835,7 +596,7 @@ void Master::Trim() {
 }
 
 void Master::Cron(int64_t now_ms) {
-  size_ = std::max<int64_t>(ConfigInt(deps_, "repl-backlog-size", 1 << 20), 1);
+  size_ = std::max<int64_t>(ConfigInt("repl-backlog-size", 1 << 20), 1);
   UpdateFailover(now_ms);
   const bool following = deps_.replica->following();
   if (following) {
@@ -843,13 +604,13 @@ void Master::Cron(int64_t now_ms) {
     refuse_writes_ = false;
     return;
   }
-  const int64_t min_write = ConfigInt(deps_, "min-replicas-to-write", 0);
-  const int64_t max_lag = ConfigInt(deps_, "min-replicas-max-lag", 10);
+  const int64_t min_write = ConfigInt("min-replicas-to-write", 0);
+  const int64_t max_lag = ConfigInt("min-replicas-max-lag", 10);
   if (!backlog_) {
     refuse_writes_ = min_write > 0 && max_lag > 0;
     return;
   }
-  const int64_t period_ms = ConfigInt(deps_, "repl-ping-replica-period", 10) * 1000;
+  const int64_t period_ms = ConfigInt("repl-ping-replica-period", 10) * 1000;
   // As Redis, no PING nor GETACK while a failover holds the writes — FAILOVER, or a cluster
   // manual failover's pause (SetFailoverPause): the offset the target must reach stays put.
   const bool quiet =
@@ -864,7 +625,7 @@ void Master::Cron(int64_t now_ms) {
     want_ack_ = false;
     Append(kGetAck);
   }
-  const int64_t timeout_ms = ConfigInt(deps_, "repl-timeout", 60) * 1000;
+  const int64_t timeout_ms = ConfigInt("repl-timeout", 60) * 1000;
   int64_t good = 0;
   for (auto& s : slaves_) {
     if (s->state != Slave::State::kOnline) continue;
@@ -961,7 +722,7 @@ void Master::AppendSlaves(std::string* out) {
 
 void Master::AppendBacklog(std::string* out) {
   std::lock_guard<std::mutex> lock(mu_);
-  const int64_t size = std::max<int64_t>(ConfigInt(deps_, "repl-backlog-size", 1 << 20), 1);
+  const int64_t size = std::max<int64_t>(ConfigInt("repl-backlog-size", 1 << 20), 1);
   const int64_t hist = backlog_ ? std::min<int64_t>(end_ - first_ + 1, size) : 0;
   out->append("repl_backlog_active:" + std::to_string(backlog_ ? 1 : 0) + "\r\n");
   out->append("repl_backlog_size:" + std::to_string(size) + "\r\n");

@@ -22,8 +22,8 @@
 // hang-up. One thread owns the SSL object, and a slow replica still blocks no worker.
 //
 // Thread safety: every public method from any thread (one mutex); the thread does the I/O.
-// master.cc: the stream and the replicas; master_waits.cc: WAIT and SHUTDOWN's waits;
-// master_failover.cc: FAILOVER.
+// master.cc: the stream and the replicas' I/O; master_sync.cc: the full sync's RDB;
+// master_waits.cc: WAIT and SHUTDOWN's waits; master_failover.cc: FAILOVER.
 #pragma once
 
 #include <atomic>
@@ -197,7 +197,6 @@ class Master {
     // A diskless sync: the stream it reads, the bytes of it sent, the end mark queued.
     std::shared_ptr<SyncStream> stream;
     uint64_t stream_sent = 0;
-    std::string mark;
     bool mark_queued = false;
     int64_t wait_since_ms = 0;  // when it began waiting for an RDB (repl-diskless-sync-delay)
     // After a diskless payload the stream waits for the replica's first ACK, as Redis's
@@ -234,13 +233,25 @@ class Master {
   void ReadTls(Slave& s, int64_t now_ms);  // TLS: the replica's REPLCONF ACKs
   void Lost(Slave& s);                     // the replica closed its end
   void NoteMerged();                       // an entry was merged (kStarting: its offset is kept)
-  void StartStream(int64_t offset);        // the full sync's stream starts after `offset`
+  // Sends what of `b` the socket takes (TLS: seals it first), adding it to *sent; false once
+  // the replica was dropped. A full socket sets want_out and returns true.
+  bool SendRaw(Slave& s, std::string_view b, size_t* sent);
+  bool SendSome(Slave& s, std::string_view b, size_t* sent);
+  int64_t ConfigInt(std::string_view name, int64_t dflt) const;
+  // master_sync.cc: the full sync.
+  void MaybeStartSave();             // a waiting replica's RDB, once it may start
+  void FixStreamStart();             // kStarting: the snapshot's number is known
+  void StartStream(int64_t offset);  // the full sync's stream starts after `offset`
   void SaveDone(bool ok);
+  void QueueNextSave();  // a replica still waits for an RDB: the next one starts
   // Whether the next RDB may start (repl-diskless-sync-delay / -max-replicas) and its form.
   bool SaveMayStart(int64_t now_ms, bool* diskless);
   void FeedStream();  // diskless: frees what every reader sent, or abandons a stream none reads
   // kSendRdb of a diskless sync: sends what the stream has; true once the whole RDB is sent.
-  bool SendStream(Slave& s, const std::function<bool(std::string_view, size_t*)>& send_some);
+  bool SendStream(Slave& s);
+  // kSendRdb from the file: sends what the socket takes; true once the whole file is sent.
+  bool SendRdbFile(Slave& s);
+  static constexpr size_t kSendChunk = 256 << 10;
   void Trim();
   void Drop(Slave& s, const std::string& why);
   void CheckWaiters(int64_t now_ms);
@@ -288,9 +299,8 @@ class Master {
   bool save_diskless_ = false;          // the running save writes to stream_, not a file
   std::shared_ptr<SyncStream> stream_;  // until no replica reads it
   bool stream_started_ = false;         // its readers were given it (StartStream)
-  std::string eof_mark_;
-  std::atomic<int> save_result_{-1};   // -1 running, 0 failed, 1 done
-  std::atomic<int64_t> snap_seq_{-1};  // the snapshot's sequence number (-1: not open yet)
+  std::atomic<int> save_result_{-1};    // -1 running, 0 failed, 1 done
+  std::atomic<int64_t> snap_seq_{-1};   // the snapshot's sequence number (-1: not open yet)
   // kStarting: (sequence number, end_ right after it) of each entry merged since the request.
   std::vector<std::pair<uint64_t, int64_t>> merged_at_;
   int64_t activated_ms_ = 0;

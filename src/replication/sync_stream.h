@@ -31,8 +31,11 @@ class SyncStream {
  public:
   static constexpr uint64_t kMaxBuffered = 32ull << 20;
 
-  // `wake`: tells the reader that bytes arrived or the stream ended (any thread).
-  explicit SyncStream(std::function<void()> wake) : wake_(std::move(wake)) {}
+  // `mark`: the 40 bytes that frame it (`$EOF:<mark>` before, <mark> after). `wake`: tells the
+  // reader that bytes arrived or the stream ended (any thread).
+  SyncStream(std::string mark, std::function<void()> wake)
+      : mark_(std::move(mark)), wake_(std::move(wake)) {}
+  const std::string& mark() const { return mark_; }
 
   // ---- The writer (the walk) ----
   // False once the stream is abandoned (no replica reads it any more): the walk may stop.
@@ -66,6 +69,7 @@ class SyncStream {
   bool FullLocked() const { return end_ - released_ >= kMaxBuffered && !abandoned_; }
   void ResumeWriterLocked();
 
+  const std::string mark_;
   std::function<void()> wake_;
   std::mutex mu_;
   struct Piece {

@@ -15,6 +15,7 @@
 #include "cluster/cluster_route.h"
 #include "cluster/local_effects.h"
 #include "commands/migrate.h"
+#include "config/config_values.h"
 #include "pubsub/pubsub.h"
 #include "replication/master.h"
 #include "replication/rdb_file.h"
@@ -485,16 +486,12 @@ int Server::Run() {
     // wait for lagging replicas first (SHUTDOWN ABORT resumes); with save points (or "save",
     // never with "nosave") write dump.rdb, and a failed save keeps the server running unless
     // "force".
-    // The value is the flags in Redis's order, space-separated ("nosave now"), or "default".
-    const std::string how =
-        " " + ConfigValue(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm") + " ";
-    auto has = [&](const char* flag) {
-      return how.find(std::string(" ") + flag + " ") != std::string::npos;
-    };
-    if (!has("now") && !WaitForReplicasOnSignal()) continue;
+    const config_values::ShutdownFlags how = config_values::ShutdownOnSignalFlags(
+        ConfigValue(sig == SIGINT ? "shutdown-on-sigint" : "shutdown-on-sigterm"));
+    if (!how.now && !WaitForReplicasOnSignal()) continue;
     master_->LogShutdownSync();
-    const bool save = has("save") || (!has("nosave") && !ConfigValue("save").empty());
-    if (!save || SaveOnSignal() || has("force")) break;
+    const bool save = how.save || (!how.nosave && !ConfigValue("save").empty());
+    if (!save || SaveOnSignal() || how.force) break;
     LogWarning("Error trying to save the DB, can't exit.");
     EndShutdownWait(true);
   }

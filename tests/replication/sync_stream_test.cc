@@ -10,7 +10,7 @@ namespace {
 
 TEST(SyncStreamTest, PiecesAreFoundByOffsetUntilReleased) {
   std::atomic<int> wakes{0};
-  SyncStream s([&] { ++wakes; });
+  SyncStream s(std::string(40, 'm'), [&] { ++wakes; });
   ASSERT_TRUE(s.Append("hello "));
   ASSERT_TRUE(s.Append(""));  // nothing to add: no piece
   ASSERT_TRUE(s.Append("world"));
@@ -37,7 +37,7 @@ TEST(SyncStreamTest, PiecesAreFoundByOffsetUntilReleased) {
 }
 
 TEST(SyncStreamTest, AbandonedStreamRefusesMoreAndDropsWhatItHeld) {
-  SyncStream s([] {});
+  SyncStream s(std::string(40, 'm'), [] {});
   ASSERT_TRUE(s.Append(std::string(1000, 'x')));
   EXPECT_FALSE(s.abandoned());
   s.Abandon();
@@ -48,7 +48,7 @@ TEST(SyncStreamTest, AbandonedStreamRefusesMoreAndDropsWhatItHeld) {
 }
 
 TEST(SyncStreamTest, FailedWalkIsReported) {
-  SyncStream s([] {});
+  SyncStream s(std::string(40, 'm'), [] {});
   ASSERT_TRUE(s.Append("REDIS0010"));
   s.Finish(false);
   uint64_t end = 0;
