@@ -59,7 +59,8 @@ class Master {
     // from a snapshot: started(its sequence number: the writes numbered up to it are in the RDB,
     // no later one) once the snapshot is open, then done(ok); both from any thread.
     std::function<void(const std::string& path, std::shared_ptr<SyncStream> stream,
-                       std::function<void(uint64_t)> started, std::function<void(bool)> done)>
+                       std::function<void(uint64_t, int64_t)> started,
+                       std::function<void(bool)> done)>
         save_rdb;
     std::function<std::string()> rdb_dir;  // where that file goes (CONFIG dir)
     // FAILOVER's write pause (CLIENT PAUSE WRITE's machinery, apart from CLIENT PAUSE's own).
@@ -296,11 +297,13 @@ class Master {
   uint64_t save_seq_ = 0;
   int64_t save_offset_ = 0;
   std::string save_path_;
-  bool save_diskless_ = false;          // the running save writes to stream_, not a file
-  std::shared_ptr<SyncStream> stream_;  // until no replica reads it
-  bool stream_started_ = false;         // its readers were given it (StartStream)
-  std::atomic<int> save_result_{-1};    // -1 running, 0 failed, 1 done
-  std::atomic<int64_t> snap_seq_{-1};   // the snapshot's sequence number (-1: not open yet)
+  bool save_diskless_ = false;            // the running save writes to stream_, not a file
+  std::shared_ptr<SyncStream> stream_;    // until no replica reads it
+  bool stream_started_ = false;           // its readers were given it (StartStream)
+  std::atomic<int> save_result_{-1};      // -1 running, 0 failed, 1 done
+  std::atomic<int64_t> snap_seq_{-1};     // the snapshot's sequence number (-1: not open yet)
+  std::atomic<int64_t> snap_offset_{-1};  // and its stream offset (-1: not known)
+  bool chained_save_ = false;             // asked for while we follow a master
   // kStarting: (sequence number, end_ right after it) of each entry merged since the request.
   std::vector<std::pair<uint64_t, int64_t>> merged_at_;
   int64_t activated_ms_ = 0;

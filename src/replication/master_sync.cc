@@ -39,21 +39,20 @@ void Master::MaybeStartSave() {
     save_path_ = deps_.rdb_dir() + "/temp-repl-" + std::to_string(getpid()) + ".rdb";
     LogNotice("Starting BGSAVE for SYNC with target: disk");
   }
-  if (deps_.replica->following()) {
-    // Our master's stream feeds the backlog (Feed), and its commands take no sequence number:
-    // the stream starts at the offset of this moment (not exact: see doc/replication.md).
-    StartStream(end_);
-  } else {
-    // The stream starts right after the write numbered as the snapshot's sequence number,
-    // which the workers report once it is open (merged_at_: each entry's offset until then).
-    save_ = SaveState::kStarting;
-    merged_at_.clear();
-    merged_at_.emplace_back(next_seq_ - 1, end_);
-    cur_db_ = -1;
-  }
+  // A master: the stream starts right after the write numbered as the snapshot's sequence
+  // number, which the workers report once it is open (merged_at_: each entry's offset until
+  // then). Chained (our master's stream feeds the backlog, its commands take no number): at the
+  // offset our replica had applied at the snapshot's instant (merged_at_ keeps this moment's in
+  // the backlog meanwhile).
+  save_ = SaveState::kStarting;
+  chained_save_ = deps_.replica->following();
+  merged_at_.clear();
+  merged_at_.emplace_back(next_seq_ - 1, end_);
+  cur_db_ = -1;
   deps_.save_rdb(
       save_path_, diskless ? stream_ : nullptr,
-      [this](uint64_t seq) {
+      [this](uint64_t seq, int64_t offset) {
+        snap_offset_ = offset;
         snap_seq_ = static_cast<int64_t>(seq);
         Wake();
       },
@@ -65,7 +64,22 @@ void Master::MaybeStartSave() {
 
 void Master::FixStreamStart() {
   const int64_t seq = snap_seq_.load();
-  if (seq < 0 || static_cast<uint64_t>(seq) >= next_seq_) return;  // not open, or not merged yet
+  if (seq < 0) return;  // not open yet
+  if (chained_save_) {
+    // Every command of our master's stream up to this offset is in the snapshot (the link was
+    // held while it opened, so none was half-run), and fed to the backlog before it.
+    int64_t at = snap_offset_.load();
+    if (at < merged_at_.front().second || at > end_) {
+      LogWarning(
+          "BGSAVE for SYNC: the snapshot's stream offset is not known; the stream starts "
+          "where the save was asked for");
+      at = merged_at_.front().second;
+    }
+    merged_at_.clear();
+    StartStream(at);
+    return;
+  }
+  if (static_cast<uint64_t>(seq) >= next_seq_) return;  // not merged yet
   // Every write numbered up to seq is in the snapshot and in the stream before this offset;
   // every later one in the stream after it, and not in the snapshot.
   int64_t at = -1;

@@ -4,7 +4,6 @@
 
 #include "base/clock.h"
 #include "base/db_key.h"
-#include "base/numbers.h"
 #include "rdb/file_format.h"
 #include "rdb/file_source.h"
 #include "replication/rdb_stream.h"
@@ -18,26 +17,6 @@ std::string ReadError(const rdb::FileReader& reader, const rdb::FileSource& src)
   std::string e = reader.error();
   if (!src.error().empty()) e += " (" + src.error() + ")";
   return e;
-}
-
-// The replication fields among the file's AUX fields (Redis 7.0's rdbLoadRio: repl-id must
-// be 40 characters; the others integers).
-void ReadReplFields(const rdb::FileReader& reader, RdbLoadReport* report) {
-  bool id = false, off = false, db = false;
-  for (const auto& [name, value] : reader.aux()) {
-    int64_t n = 0;
-    if (name == "repl-id" && value.size() == 40) {
-      report->repl_id = value;
-      id = true;
-    } else if (name == "repl-offset" && ParseInt64(value, &n)) {
-      report->repl_offset = n;
-      off = n != -1;
-    } else if (name == "repl-stream-db" && ParseInt64(value, &n)) {
-      report->repl_stream_db = static_cast<int>(n);
-      db = n >= 0 && n < kMaxDatabases;
-    }
-  }
-  report->has_repl = id && off && db;
 }
 
 // Pass 1: every byte checked, nothing stored.

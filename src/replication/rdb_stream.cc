@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "base/db_key.h"
+#include "base/numbers.h"
 #include "commands/key_copy.h"
 #include "commands/shards.h"
 #include "runtime/mailbox.h"
@@ -49,6 +50,26 @@ Task WriteBatch(LoadBatch* b) {
 }
 
 }  // namespace
+
+// The replication fields among the RDB's AUX fields (Redis 7.0's rdbLoadRio: repl-id must
+// be 40 characters; the others integers).
+void ReadReplFields(const rdb::FileReader& reader, RdbLoadReport* report) {
+  bool id = false, off = false, db = false;
+  for (const auto& [name, value] : reader.aux()) {
+    int64_t n = 0;
+    if (name == "repl-id" && value.size() == 40) {
+      report->repl_id = value;
+      id = true;
+    } else if (name == "repl-offset" && ParseInt64(value, &n)) {
+      report->repl_offset = n;
+      off = n != -1;
+    } else if (name == "repl-stream-db" && ParseInt64(value, &n) && n >= 0 && n < kMaxDatabases) {
+      report->repl_stream_db = static_cast<int>(n);
+      db = true;
+    }
+  }
+  report->has_repl = id && off && db;
+}
 
 bool StoreRdbStream(ShardSet& shards, rdb::FileReader& reader, bool replace_functions,
                     RdbLoadReport* report, std::string* error) {
@@ -117,6 +138,7 @@ bool StoreRdbStream(ShardSet& shards, rdb::FileReader& reader, bool replace_func
         break;
       }
       case rdb::FileReader::Item::kEof:
+        ReadReplFields(reader, report);
         more = false;
         break;
       case rdb::FileReader::Item::kError:

@@ -32,8 +32,11 @@ struct RdbLoadReport {
   bool has_repl = false;
   std::string repl_id;
   int64_t repl_offset = -1;
-  int repl_stream_db = -1;
+  int repl_stream_db = -1;  // set when the field is there and names a database
 };
+
+// Fills report's replication fields from the AUX fields `reader` has read (at its EOF).
+void ReadReplFields(const rdb::FileReader& reader, RdbLoadReport* report);
 
 // Reads `reader` (its header already read) to its EOF trailer, storing what it holds; function
 // libraries are loaded into the FunctionRegistry (replacing one of the same name if

@@ -584,7 +584,10 @@ bool Replica::FullSync(SocketSource& src, const std::string& reply) {
     replid2_.assign(40, '0');
     second_offset_ = -1;
     offset_ = master_offset;
-    stream_db_ = 0;  // the master's stream starts with a SELECT after a full sync
+    // As Redis's replicationCreateMasterClient: the stream continues in the RDB's
+    // repl-stream-db (a chained master's stream starts mid-way, in its master's database; a
+    // master's own starts with a SELECT anyway).
+    stream_db_ = report.repl_stream_db >= 0 ? report.repl_stream_db : 0;
     synced_ = true;
   }
   // After a diskless payload the master starts the stream only once the replica ACKs, so ACK at

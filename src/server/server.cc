@@ -144,17 +144,17 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
         registry_.SetInitial("replicaof", master);
       }});
 
-  master_ = std::make_unique<Master>(
-      Master::Deps{replica_.get(), [this](std::string_view name) { return ConfigValue(name); },
-                   [this](const std::string& path, std::shared_ptr<SyncStream> stream,
-                          std::function<void(uint64_t)> started, std::function<void(bool)> done) {
-                     SaveForReplicas(path, std::move(stream), std::move(started), std::move(done));
-                   },
-                   [this] {
-                     const std::string dir = ConfigValue("dir");
-                     return dir.empty() ? std::string(".") : dir;
-                   },
-                   [this](bool on) { hub_->PauseForFailover(on); }});
+  master_ = std::make_unique<Master>(Master::Deps{
+      replica_.get(), [this](std::string_view name) { return ConfigValue(name); },
+      [this](const std::string& path, std::shared_ptr<SyncStream> stream,
+             std::function<void(uint64_t, int64_t)> started, std::function<void(bool)> done) {
+        SaveForReplicas(path, std::move(stream), std::move(started), std::move(done));
+      },
+      [this] {
+        const std::string dir = ConfigValue("dir");
+        return dir.empty() ? std::string(".") : dir;
+      },
+      [this](bool on) { hub_->PauseForFailover(on); }});
   services_.replica = replica_.get();
   services_.master = master_.get();
   g_expiry_replica.store(replica_.get());
@@ -206,13 +206,14 @@ Server::~Server() {
 
 namespace {
 
-// A replica's full sync: the snapshot opened on worker 0 (started(its sequence number)), the RDB
+// A replica's full sync: the snapshot opened on worker 0 (started(its sequence number, its
+// stream offset or -1)), the RDB
 // written from it (the BGSAVE walk) to a file or, diskless, to the replicas' stream, then done(ok).
 struct ReplicaSave : MailboxItem {
   Server* server = nullptr;
   std::string dir, name;
   std::shared_ptr<SyncStream> stream;
-  std::function<void(uint64_t)> started;
+  std::function<void(uint64_t, int64_t)> started;
   std::function<void(bool)> done;
   bool ok = false;
 };
@@ -220,7 +221,7 @@ struct ReplicaSave : MailboxItem {
 Task RunReplicaSave(ReplicaSave* job) {
   RdbSnapshot snap;
   co_await BeginRdbSnapshot(job->server->shards(), &snap);
-  job->started(snap.seq);
+  job->started(snap.seq, snap.repl.valid ? snap.repl.offset : -1);
   if (job->stream != nullptr) {
     co_await StreamRdb(job->server->shards(), job->stream.get(), &job->ok, &snap);
   } else {
@@ -234,7 +235,7 @@ Task RunReplicaSave(ReplicaSave* job) {
 }  // namespace
 
 void Server::SaveForReplicas(const std::string& path, std::shared_ptr<SyncStream> stream,
-                             std::function<void(uint64_t)> started,
+                             std::function<void(uint64_t, int64_t)> started,
                              std::function<void(bool)> done) {
   auto* job = new ReplicaSave();
   job->stream = std::move(stream);

@@ -146,9 +146,11 @@ class Server : public RequestHandler {
                    int shard, int db, bool track, bool propagate);
   void FinishCommand(ClientState* cl);
   // Writes an RDB for replicas of ours at `path` (on worker 0): started(the snapshot's sequence
-  // number, commands/propagate.h) once its snapshot is open, then done(ok).
+  // number, commands/propagate.h; the stream offset of its instant, -1 if none is known) once
+  // its snapshot is open, then done(ok).
   void SaveForReplicas(const std::string& path, std::shared_ptr<SyncStream> stream,
-                       std::function<void(uint64_t)> started, std::function<void(bool)> done);
+                       std::function<void(uint64_t, int64_t)> started,
+                       std::function<void(bool)> done);
   // A command run at home while replication is on: its entry for the stream (propagate.h).
   void FinishPropagation(ClientState* cl);
   static void OnHomeDone(void* arg);

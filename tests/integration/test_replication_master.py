@@ -15,6 +15,7 @@ import redis
 from conftest import RawConn, err, wait_until
 from test_replication import (assert_same_data, caught_up, client, client_of, fill_every_type,
                               info, link_up, ordered_writes, quiet)
+from test_replication import spawn_master as spawn_redis_master
 
 SYNC_TIMEOUT_S = 20.0
 
@@ -354,6 +355,35 @@ def test_replica_killed_under_write_load_resyncs(spawn_server):
     assert written[0] > 100
 
 
+def during_load(step, warmup, start):
+    """Runs n = step(n) in a loop on a thread (n: the writes made so far); once `warmup` writes
+    are made, calls start() (a replica's sync), then lets `warmup` more land and stops the
+    thread. Returns start()'s result and the writes made; fails on the thread's error."""
+    stop = threading.Event()
+    errors = []
+    ops = [0]
+
+    def load():
+        try:
+            while not stop.is_set():
+                ops[0] = step(ops[0])
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=load)
+    t.start()
+    try:
+        assert wait_until(lambda: ops[0] >= warmup, SYNC_TIMEOUT_S)
+        started = start()
+        synced_at = ops[0]
+        assert wait_until(lambda: ops[0] >= synced_at + warmup, SYNC_TIMEOUT_S)
+    finally:
+        stop.set()
+        t.join(10)
+    assert not t.is_alive() and not errors
+    return started, ops[0]
+
+
 def test_full_sync_under_incr_load_is_exact(spawn_server):
     """The full sync's RDB is a snapshot at the offset its stream starts from: an INCR, APPEND,
     LPUSH or HINCRBY that lands while the RDB is written is applied once on the replica — in the
@@ -369,42 +399,64 @@ def test_full_sync_under_incr_load_is_exact(spawn_server):
     pipe.rpush("lbig", *range(6000))  # chunked list
     pipe.hset("hbig", mapping={f"f{i}": i for i in range(9000)})  # chunked hash
     pipe.execute()
-    stop = threading.Event()
-    errors = []
-    ops = [0]
+    c = client(master)
 
-    def load():
-        c = client(master)
-        n = 0
-        try:
-            while not stop.is_set():
-                c.incr(f"cnt:{n % 500}")
-                c.append(f"ap:{n % 200}", "x")
-                c.lpush("lbig", n)
-                c.hincrby("hbig", f"f{(n * 7) % 9000}", 1)
-                n += 1
-                ops[0] = n
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+    def step(n):
+        c.incr(f"cnt:{n % 500}")
+        c.append(f"ap:{n % 200}", "x")
+        c.lpush("lbig", n)
+        c.hincrby("hbig", f"f{(n * 7) % 9000}", 1)
+        return n + 1
 
-    t = threading.Thread(target=load)
-    t.start()
-    try:
-        assert wait_until(lambda: ops[0] >= 200, SYNC_TIMEOUT_S)
-        replica, r = spawn_redis_replica(spawn_server, master)
-        synced_at = ops[0]
-        assert wait_until(lambda: ops[0] >= synced_at + 200, SYNC_TIMEOUT_S)
-    finally:
-        stop.set()
-        t.join(10)
-    assert not t.is_alive() and not errors
+    (replica, r), ops = during_load(step, 200, lambda: spawn_redis_replica(spawn_server, master))
     assert settled(m, r)
     keys = [f"cnt:{j}" for j in range(500)] + [f"ap:{j}" for j in range(200)]
     assert r.mget(keys) == m.mget(keys)
-    assert r.llen("lbig") == m.llen("lbig") == 6000 + ops[0]
+    assert r.llen("lbig") == m.llen("lbig") == 6000 + ops
     assert r.lrange("lbig", 0, 99) == m.lrange("lbig", 0, 99)
     assert r.hgetall("hbig") == m.hgetall("hbig")
     assert r.dbsize() == m.dbsize()
+
+
+@pytest.mark.parametrize("sub_kind", ["redis", "same"])
+def test_a_chained_full_sync_under_incr_load_is_exact(spawn_server, sub_kind):
+    """A replica serving a replica of its own (chained, its stream its master's): the
+    sub-replica's RDB is a snapshot at the offset its stream starts from, in the database that
+    stream is in — so INCR and APPEND landing meanwhile, in db 3, are applied once."""
+    top = spawn_redis_master(spawn_server)
+    t = client(top, db=3)
+    middle = spawn_server()
+    mc = follow(middle, top)
+    mc.config_set("repl-diskless-sync-delay", 0)
+    pipe = t.pipeline(transaction=False)
+    for i in range(30_000):
+        pipe.set(f"fill:{i}", "x" * (i % 50))
+    for j in range(300):
+        pipe.set(f"cnt:{j}", 0)
+    pipe.execute()
+    p = client(top, db=3).pipeline(transaction=False)
+
+    def step(n):
+        for _ in range(20):  # pipelined: many writes land between request and snapshot
+            p.incr(f"cnt:{n % 300}")
+            p.append(f"ap:{n % 100}", "x")
+            n += 1
+        p.execute()
+        return n
+
+    def start():
+        if sub_kind == "redis":
+            return spawn_redis_replica(spawn_server, middle)
+        sub = spawn_server()
+        return sub, follow(sub, middle)
+
+    (sub, s), _ = during_load(step, 2000, start)
+    assert settled(client(top), s)
+    keys = [f"cnt:{j}" for j in range(300)] + [f"ap:{j}" for j in range(100)]
+    s3 = client(sub, db=3)
+    assert s3.mget(keys) == t.mget(keys)
+    assert s3.dbsize() == t.dbsize()
+    assert s.dbsize() == client(top).dbsize()
 
 
 def test_partial_resync_under_write_load(spawn_server):
