@@ -61,7 +61,8 @@ bool Validate(const std::string& path, RdbLoadReport* report, std::string* error
 }  // namespace
 
 bool LoadRdbFile(ShardSet& shards, const std::string& path, RdbLoadReport* report,
-                 std::string* error, const std::function<bool()>& before_store) {
+                 std::string* error, const std::function<bool()>& before_store,
+                 RdbLoadProgress* progress) {
   const int64_t start = NowMs();
   if (!Validate(path, report, error)) return false;
   if (before_store && !before_store()) {
@@ -74,7 +75,7 @@ bool LoadRdbFile(ShardSet& shards, const std::string& path, RdbLoadReport* repor
     *error = "Cannot reread the RDB file " + path + ": " + ReadError(reader, src);
     return false;
   }
-  if (!StoreRdbStream(shards, reader, true, report, error)) {
+  if (!StoreRdbStream(shards, reader, true, report, error, progress)) {
     if (!src.error().empty()) *error += " (" + src.error() + ")";
     return false;
   }

@@ -27,8 +27,10 @@ class ShardSet;
 // False with *error ("... at offset N") if the file cannot be read or is not a valid RDB, or a
 // write failed. `before_store`, if set, runs once the file is known good and before its first
 // key is stored (a replica's flush); its false ends the load (nothing stored).
+// `progress`, if set, follows the second pass.
 bool LoadRdbFile(ShardSet& shards, const std::string& path, RdbLoadReport* report,
-                 std::string* error, const std::function<bool()>& before_store = {});
+                 std::string* error, const std::function<bool()>& before_store = {},
+                 RdbLoadProgress* progress = nullptr);
 
 // `dir` + "/" + `dbfilename` (an empty dir: ".").
 std::string RdbFilePath(std::string_view dir, std::string_view dbfilename);

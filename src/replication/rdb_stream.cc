@@ -72,7 +72,7 @@ void ReadReplFields(const rdb::FileReader& reader, RdbLoadReport* report) {
 }
 
 bool StoreRdbStream(ShardSet& shards, rdb::FileReader& reader, bool replace_functions,
-                    RdbLoadReport* report, std::string* error) {
+                    RdbLoadReport* report, std::string* error, RdbLoadProgress* progress) {
   const int64_t start = NowMs();
   LoadGate gate;
   std::vector<LoadBatch*> pending(static_cast<size_t>(shards.size()), nullptr);
@@ -97,8 +97,21 @@ bool StoreRdbStream(ShardSet& shards, rdb::FileReader& reader, bool replace_func
   };
   bool ok = true;
   rdb::FileReader::Entry e;
+  bool used_mem_seen = false;
   for (bool more = true; more && ok;) {
-    switch (reader.Next(&e)) {
+    const rdb::FileReader::Item item = reader.Next(&e);
+    if (progress != nullptr) {
+      progress->loaded_bytes.store(reader.offset(), std::memory_order_relaxed);
+      if (!used_mem_seen) {  // the AUX fields come before the first key
+        used_mem_seen = true;
+        for (const auto& [name, value] : reader.aux()) {
+          int64_t n = 0;
+          if (name == "used-mem" && ParseInt64(value, &n) && n >= 0)
+            progress->rdb_used_mem.store(static_cast<uint64_t>(n), std::memory_order_relaxed);
+        }
+      }
+    }
+    switch (item) {
       case rdb::FileReader::Item::kKey: {
         if (e.expire_ms != 0 && e.expire_ms < NowMs()) {
           ++report->expired;

@@ -13,6 +13,7 @@
 // time per ShardSet.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -35,13 +36,21 @@ struct RdbLoadReport {
   int repl_stream_db = -1;  // set when the field is there and names a database
 };
 
+// What INFO shows of a load while it runs (Redis's loading_* fields): written by the loading
+// thread, read by any.
+struct RdbLoadProgress {
+  std::atomic<uint64_t> loaded_bytes{0};  // of the RDB, decoded so far
+  std::atomic<uint64_t> rdb_used_mem{0};  // the RDB's aux used-mem (0 until read)
+};
+
 // Fills report's replication fields from the AUX fields `reader` has read (at its EOF).
 void ReadReplFields(const rdb::FileReader& reader, RdbLoadReport* report);
 
 // Reads `reader` (its header already read) to its EOF trailer, storing what it holds; function
 // libraries are loaded into the FunctionRegistry (replacing one of the same name if
 // `replace_functions`). False with *error (the reader's "... at offset N", or the failed write).
+// `progress`, if set, follows the load.
 bool StoreRdbStream(ShardSet& shards, rdb::FileReader& reader, bool replace_functions,
-                    RdbLoadReport* report, std::string* error);
+                    RdbLoadReport* report, std::string* error, RdbLoadProgress* progress = nullptr);
 
 }  // namespace lavik

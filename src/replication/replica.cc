@@ -3,6 +3,7 @@
 #include "replication/replica.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -611,7 +612,7 @@ bool Replica::LoadsFromSocket() {
 bool Replica::LoadFromSocket(SocketSource& src, int64_t total, const std::string& eof_mark,
                              RdbLoadReport* report) {
   LogNotice("MASTER <-> REPLICA sync: Flushing old data");
-  loading_ = true;
+  BeginLoading(total >= 0 ? total : 0);  // as Redis: the $EOF form's size is 0
   const bool flushed = FlushAll();
   struct LoadingFlag {
     std::atomic<bool>& flag;
@@ -624,7 +625,7 @@ bool Replica::LoadFromSocket(SocketSource& src, int64_t total, const std::string
   std::string error;
   bool ok = reader.ReadHeader();
   if (!ok) error = reader.error();
-  if (ok) ok = StoreRdbStream(deps_.shards(), reader, true, report, &error);
+  if (ok) ok = StoreRdbStream(deps_.shards(), reader, true, report, &error, &load_progress_);
   if (ok && !eof_mark.empty()) {
     std::string mark;
     ok = src.ReadAppend(kEofMarkLen, &mark) && mark == eof_mark;
@@ -670,14 +671,16 @@ bool Replica::LoadThroughDisk(SocketSource& src, int64_t total, const std::strin
     ~LoadingFlag() { flag = false; }
   } loading{loading_};
   // The old data stay served while the file is checked; the flush starts the -LOADING window.
-  const auto flush = [this] {
+  struct stat st {};
+  const int64_t size = stat(target.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+  const auto flush = [this, size] {
     LogNotice("MASTER <-> REPLICA sync: Flushing old data");
-    loading_ = true;
+    BeginLoading(size);
     if (!FlushAll()) return false;
     LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
     return true;
   };
-  if (!LoadRdbFile(deps_.shards(), target, report, &error, flush)) {
+  if (!LoadRdbFile(deps_.shards(), target, report, &error, flush, &load_progress_)) {
     LogWarning("Failed trying to load the MASTER synchronization DB from disk: " + error +
                "; the replica retries the sync");
     return false;
@@ -691,6 +694,14 @@ bool Replica::LoadThroughDisk(SocketSource& src, int64_t total, const std::strin
     unlink(target.c_str());
   }
   return true;
+}
+
+void Replica::BeginLoading(int64_t total_bytes) {
+  load_progress_.loaded_bytes = 0;
+  load_progress_.rdb_used_mem = 0;
+  load_total_ = total_bytes;
+  load_start_s_ = NowMs() / 1000;
+  loading_ = true;
 }
 
 bool Replica::ReceiveFile(SocketSource& src, int64_t total, const std::string& eof_mark,

@@ -31,13 +31,13 @@
 
 #include "net/connection.h"
 #include "protocol/reply_writer.h"
+#include "replication/rdb_stream.h"
 
 namespace lavik {
 
 class ShardSet;
 class SocketSource;
 class TlsSession;
-struct RdbLoadReport;
 struct Services;
 
 // 40 random hex characters: a replication id, or a diskless sync's end mark.
@@ -157,6 +157,9 @@ class Replica : public RequestHandler {
   // a first replica of ours continues it rather than getting a new replid.
   bool has_history() const;
   void AppendInfo(std::string* out);  // INFO's "# Replication" section, fields only
+  // INFO persistence while a full sync loads (Redis's loading_start_time ... loading_eta_seconds);
+  // nothing otherwise.
+  void AppendLoadingInfo(std::string* out);
   int64_t repl_offset() const { return offset_.load(); }  // master_repl_offset (any thread)
   // A cluster replica's data age (Redis's clusterHandleSlaveFailover): ms since the master was
   // last heard while the link is up, since the link went down otherwise (INT64_MAX / 2 when
@@ -206,6 +209,10 @@ class Replica : public RequestHandler {
   std::atomic<bool> serve_stale_{true};
   std::atomic<bool> connected_{false};  // state_ == kConnected, read without mu_
   std::atomic<bool> loading_{false};
+  void BeginLoading(int64_t total_bytes);  // sets loading_ and the figures INFO shows
+  RdbLoadProgress load_progress_;
+  std::atomic<int64_t> load_start_s_{0};
+  std::atomic<int64_t> load_total_{0};
   uint64_t stream_errors_ = 0;          // error replies to the master's commands (worker 0)
   std::atomic<int64_t> offset_{0};      // master_repl_offset: the stream's bytes processed
   std::atomic<int64_t> last_io_ms_{0};  // the last bytes from the master (wall clock)

@@ -18,6 +18,14 @@ namespace {
 void Field(std::string* out, std::string_view name, std::string_view value) {
   out->append(name).append(":").append(value).append("\r\n");
 }
+
+// "%.2f", as Redis prints a percentage.
+std::string Percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f", v);
+  return buf;
+}
+
 void Field(std::string* out, std::string_view name, int64_t value) {
   Field(out, name, std::to_string(value));
 }
@@ -201,16 +209,14 @@ void Replica::AppendInfo(std::string* out) {
     Field(out, "slave_read_repl_offset", offset_.load());
     Field(out, "slave_repl_offset", offset_.load());
     if (state_ == State::kSync) {
-      Field(out, "master_sync_total_bytes", sync_total_);
+      // As Redis 7.0, whose transfer size is 0 for the $EOF form (so its perc is 0 and the
+      // bytes left negative).
+      const int64_t total = sync_total_ < 0 ? 0 : sync_total_;
+      Field(out, "master_sync_total_bytes", total);
       Field(out, "master_sync_read_bytes", sync_read_.load());
-      Field(out, "master_sync_left_bytes", sync_total_ < 0 ? -1 : sync_total_ - sync_read_);
-      // As Redis 7.0: read / total (-1 for the $EOF form, so negative then).
-      char perc[32];
-      std::snprintf(perc, sizeof(perc), "%.2f",
-                    sync_total_ == 0 ? 0.0
-                                     : static_cast<double>(sync_read_.load()) /
-                                           static_cast<double>(sync_total_) * 100);
-      Field(out, "master_sync_perc", perc);
+      Field(out, "master_sync_left_bytes", total - sync_read_);
+      Field(out, "master_sync_perc",
+            Percent(total == 0 ? 0.0 : static_cast<double>(sync_read_.load()) / total * 100));
       Field(out, "master_sync_last_io_seconds_ago", now_s - last_io_ms_.load() / 1000);
     }
     if (!up)
@@ -240,6 +246,23 @@ void Replica::AppendInfo(std::string* out) {
     Field(out, "repl_backlog_first_byte_offset", 0);
     Field(out, "repl_backlog_histlen", 0);
   }
+}
+
+void Replica::AppendLoadingInfo(std::string* out) {
+  if (!loading_.load()) return;
+  // As Redis 7.0's INFO persistence while loading.
+  const int64_t total = load_total_.load();
+  const auto loaded = static_cast<int64_t>(load_progress_.loaded_bytes.load());
+  const int64_t start = load_start_s_.load();
+  const int64_t elapsed = NowMs() / 1000 - start;
+  const int64_t remaining = total != 0 ? total - loaded : 1;
+  Field(out, "loading_start_time", start);
+  Field(out, "loading_total_bytes", total);
+  Field(out, "loading_rdb_used_mem", static_cast<int64_t>(load_progress_.rdb_used_mem.load()));
+  Field(out, "loading_loaded_bytes", loaded);
+  Field(out, "loading_loaded_perc",
+        Percent(total != 0 ? static_cast<double>(loaded) / static_cast<double>(total) * 100 : 0));
+  Field(out, "loading_eta_seconds", elapsed == 0 ? 1 : elapsed * remaining / (loaded + 1));
 }
 
 int64_t Replica::DataAgeMs() const {

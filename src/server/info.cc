@@ -250,7 +250,8 @@ Task Info(Context& ctx) {
   }
   if (Wanted(sections, "persistence", true)) {
     out += "# Persistence\r\n";
-    Field(&out, "loading", 0);
+    const bool loading = server->replica().loading();  // a replica's full sync
+    Field(&out, "loading", loading ? 1 : 0);
     Field(&out, "async_loading", 0);
     const SaveState& save = server->save_state();
     const uint64_t saved = save.dirty_at_save.load();
@@ -266,6 +267,7 @@ Task Info(Context& ctx) {
     Field(&out, "rdb_saves", save.saves.load());
     Field(&out, "aof_enabled", 0);
     Field(&out, "aof_rewrite_in_progress", 0);
+    if (loading) server->replica().AppendLoadingInfo(&out);
     out += "\r\n";
   }
   if (Wanted(sections, "stats", true)) {

@@ -478,7 +478,9 @@ class FakeMaster:
 
     @staticmethod
     def parse(buf):
-        """(args, rest) of the first whole RESP array in buf, or None."""
+        """(args, rest) of the first whole RESP array in buf, or None. Blank lines before it
+        (a replica's keep-alive newlines) are skipped."""
+        buf = buf.lstrip(b"\r\n")
         if b"\r\n" not in buf:
             return None
         pos = buf.index(b"\r\n")
@@ -559,17 +561,24 @@ def test_corrupt_full_sync_is_refused_and_retried(spawn_server, tmp_path, where)
                      log), log
 
 
-def paused_at(rdb, at):
-    """A fake master whose one sync sends `rdb` as $<len>, pausing after byte `at`."""
-    return FakeMaster([[b"$%d\r\n" % len(rdb) + rdb[:at], rdb[at:]]])
+def paused_at(rdb, at, eof_mark=None):
+    """A fake master whose one sync sends `rdb` as $<len> (or, with eof_mark, as
+    $EOF:<mark> ... <mark>), pausing after byte `at`."""
+    if eof_mark is None:
+        return FakeMaster([[b"$%d\r\n" % len(rdb) + rdb[:at], rdb[at:]]])
+    return FakeMaster([[b"$EOF:" + eof_mark + b"\r\n" + rdb[:at], rdb[at:] + eof_mark]])
 
 
-def test_a_full_sync_is_received_on_disk_while_the_old_data_are_served(spawn_server, tmp_path):
+@pytest.mark.parametrize("form", ["bulk", "eof"])
+def test_a_full_sync_is_received_on_disk_while_the_old_data_are_served(spawn_server, tmp_path,
+                                                                       form):
     """repl-diskless-load disabled (the default): the payload goes to a file first, INFO shows
-    its progress, the old data answer until it is whole, and it stays as dir/dbfilename."""
+    its progress, the old data answer until it is whole (no `loading`), and it stays as
+    dir/dbfilename. The $EOF form has no size: Redis shows 0 bytes in all, and so a negative
+    number left."""
     rdb = saved_rdb(spawn_server, tmp_path)
     half = len(rdb) // 2
-    fake = paused_at(rdb, half)
+    fake = paused_at(rdb, half, eof_mark=b"m" * 40 if form == "eof" else None)
     try:
         r = client(spawn_server())
         assert r.config_get("repl-diskless-load") == {"repl-diskless-load": "disabled"}
@@ -578,10 +587,12 @@ def test_a_full_sync_is_received_on_disk_while_the_old_data_are_served(spawn_ser
         assert fake.paused.wait(SYNC_TIMEOUT_S)
         assert wait_until(lambda: r.info("replication").get("master_sync_read_bytes") == half, 5)
         i = r.info("replication")
+        total = len(rdb) if form == "bulk" else 0
         assert i["master_sync_in_progress"] == 1
-        assert i["master_sync_total_bytes"] == len(rdb)
-        assert i["master_sync_left_bytes"] == len(rdb) - half
-        assert i["master_sync_perc"] == pytest.approx(half * 100 / len(rdb), abs=0.006)
+        assert i["master_sync_total_bytes"] == total
+        assert i["master_sync_left_bytes"] == total - half
+        assert i["master_sync_perc"] == pytest.approx(half * 100 / total if total else 0, abs=0.006)
+        assert r.info("persistence")["loading"] == 0
         assert r.get("old") == "data"
         fake.resume.set()
         assert wait_until(lambda: r.info("replication")["master_link_status"] == "up",
@@ -617,9 +628,19 @@ def test_on_empty_db_loads_an_empty_replica_from_the_socket(spawn_server, tmp_pa
         assert r.info("replication")["role"] == "slave"  # a command with the `loading` flag
         with pytest.raises(redis.exceptions.BusyLoadingError):
             r.ping()  # as Redis 7.0: PING has no `loading` flag
+        p = r.info("persistence")
+        assert p["loading"] == 1
+        assert p["loading_total_bytes"] == len(rdb)
+        assert 0 < p["loading_loaded_bytes"] <= half
+        assert p["loading_loaded_perc"] == pytest.approx(
+            p["loading_loaded_bytes"] * 100 / len(rdb), abs=0.006)
+        assert p["loading_start_time"] <= time.time() + 1
+        assert p["loading_eta_seconds"] >= 0
         fake.resume.set()
         assert wait_until(lambda: r.info("replication")["master_link_status"] == "up",
                           SYNC_TIMEOUT_S)
+        assert r.info("persistence")["loading"] == 0
+        assert "loading_total_bytes" not in r.info("persistence")
         assert r.get("seed") == "value"
         assert r.llen("seed-list") == 100
     finally:
