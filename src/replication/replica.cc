@@ -657,22 +657,14 @@ bool Replica::LoadThroughDisk(SocketSource& src, int64_t total, const std::strin
                "; the old data stay, and the replica retries the sync");
     return false;
   }
-  // As Redis: the payload becomes dir/dbfilename, then it is loaded (checked whole first, so a
-  // corrupt payload leaves the old data as they were).
-  const std::string target = RdbFilePath(dir, deps_.config_value("dbfilename"));
-  if (rename(tmp.c_str(), target.c_str()) != 0) {
-    LogWarning("Failed trying to rename the temp DB into " + target +
-               " in MASTER <-> REPLICA synchronization: " + std::strerror(errno));
-    unlink(tmp.c_str());
-    return false;
-  }
   struct LoadingFlag {
     std::atomic<bool>& flag;
     ~LoadingFlag() { flag = false; }
   } loading{loading_};
-  // The old data stay served while the file is checked; the flush starts the -LOADING window.
+  // The file is checked whole first, the old data still served, so a corrupt payload changes
+  // nothing; the flush starts the -LOADING window.
   struct stat st {};
-  const int64_t size = stat(target.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+  const int64_t size = stat(tmp.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
   const auto flush = [this, size] {
     LogNotice("MASTER <-> REPLICA sync: Flushing old data");
     BeginLoading(size);
@@ -680,18 +672,26 @@ bool Replica::LoadThroughDisk(SocketSource& src, int64_t total, const std::strin
     LogNotice("MASTER <-> REPLICA sync: Loading DB in memory");
     return true;
   };
-  if (!LoadRdbFile(deps_.shards(), target, report, &error, flush, &load_progress_)) {
+  if (!LoadRdbFile(deps_.shards(), tmp, report, &error, flush, &load_progress_)) {
+    unlink(tmp.c_str());
     LogWarning("Failed trying to load the MASTER synchronization DB from disk: " + error +
                "; the replica retries the sync");
     return false;
   }
-  // rdb-del-sync-files: with no persistence of Redis's kind (no `save` point), the file is gone
-  // once loaded.
+  // As Redis, the payload stays as dir/dbfilename (renamed once loaded, so a corrupt one never
+  // replaces a good file); rdb-del-sync-files yes with no `save` point removes it instead.
   if (deps_.config_value("rdb-del-sync-files") == "yes" && deps_.config_value("save").empty()) {
     LogNotice(
         "Removing the RDB file obtained from the master. This replica has persistence "
         "disabled");
-    unlink(target.c_str());
+    unlink(tmp.c_str());
+    return true;
+  }
+  const std::string target = RdbFilePath(dir, deps_.config_value("dbfilename"));
+  if (rename(tmp.c_str(), target.c_str()) != 0) {
+    LogWarning("Failed trying to rename the temp DB into " + target +
+               " in MASTER <-> REPLICA synchronization: " + std::strerror(errno));
+    unlink(tmp.c_str());
   }
   return true;
 }
