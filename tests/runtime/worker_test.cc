@@ -37,10 +37,14 @@ class WorkerTest : public ::testing::Test {
       ASSERT_TRUE(w->WaitStarted(&error)) << error;
     }
   }
-  void TearDown() override {
+  // Stops and joins both workers. A test whose timers or turn hooks capture its locals calls
+  // this before returning: those keep running until the worker stops, and would otherwise
+  // write into a stack frame that is gone (TearDown's own, as it happens).
+  void StopAll() {
     for (auto& w : workers_) w->RequestStop();
     for (auto& w : workers_) w->Join();
   }
+  void TearDown() override { StopAll(); }
   Worker& w(int i) { return *workers_[i]; }
 
   std::vector<std::unique_ptr<Worker>> workers_ = [] {
@@ -107,6 +111,7 @@ TEST_F(WorkerTest, TimersFire) {
   // Timers may also be added on the worker's own thread.
   PostFn(w(1), [&]() { w(1).AddTimer(2000, [&]() { from_thread.fetch_add(1); }); });
   EXPECT_TRUE(WaitFor([&]() { return before_start.load() >= 5 && from_thread.load() >= 3; }));
+  StopAll();
   EXPECT_EQ(thread_ok.load(), before_start.load());
 }
 
@@ -116,6 +121,7 @@ TEST_F(WorkerTest, TurnHooksRun) {
   StartAll();
   PostFn(w(0), []() {});
   EXPECT_TRUE(WaitFor([&]() { return hooks.load() >= 1; }));
+  StopAll();
 }
 
 // State of a hopping coroutine; written only by the coroutine and the hop bodies, which the
