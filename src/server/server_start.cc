@@ -34,6 +34,25 @@
 namespace lavik {
 namespace {
 
+SyncPolicy NamedSyncPolicy(std::string_view name) {
+  return name == "always" ? SyncPolicy::kAlways
+         : name == "no"   ? SyncPolicy::kNo
+                          : SyncPolicy::kEverysec;
+}
+
+// Sets a store's sync policy on its own worker (CONFIG SET appendfsync).
+struct SyncPolicyItem : MailboxItem {
+  SyncPolicyItem(Store* s, SyncPolicy p) : store(s), policy(p) {
+    run = [](MailboxItem* item) {
+      auto* self = static_cast<SyncPolicyItem*>(item);
+      self->store->set_sync_policy(self->policy);
+      delete self;
+    };
+  }
+  Store* store;
+  SyncPolicy policy;
+};
+
 constexpr int64_t kActiveExpireIntervalUs = 100 * 1000;
 constexpr int64_t kActiveExpireBudgetUs = 2500;  // 25 ms per second at most, as Redis's default
 constexpr int64_t kDrainTimeoutUs = 5 * 1000 * 1000;
@@ -375,6 +394,20 @@ bool Server::OpenStorage(std::string* error) {
     stores.back()->SetCacheMb(config_.cache_mb, n);
   }
   shards_ = std::make_unique<ShardSet>(raw, std::move(stores));
+  // CONFIG SET appendfsync acts at once, as Redis's: every store takes the new policy on its
+  // own worker, before any command queued after the CONFIG SET's reply.
+  registry_.OnChange("appendfsync", [this](std::string_view v) {
+    const SyncPolicy policy = NamedSyncPolicy(v);
+    for (int i = 0; i < shards_->size(); ++i) {
+      Shard& shard = shards_->at(i);
+      if (Worker::Current() == shard.worker) {
+        shard.store.set_sync_policy(policy);
+      } else {
+        shard.worker->Post(new SyncPolicyItem(&shard.store, policy));
+      }
+    }
+    return Status::Ok();
+  });
   std::vector<Store*> ptrs;
   for (int i = 0; i < n; ++i) ptrs.push_back(&shards_->at(i).store);
   LogNotice(std::string(data_file_->fresh() ? "Formatted" : "Opened") + " data file " +

@@ -45,6 +45,8 @@ class ShardLog {
   // The next Reserve opens a new segment (a large record was given a newer segment: later
   // appends must come after it in log order).
   void ForceNewSegment() { force_new_segment_ = true; }
+  // CONFIG SET appendfsync: from the next write on (kAlways: a writer waits for the sync).
+  void set_policy(SyncPolicy policy) { policy_ = policy; }
   // The open segment is closed (joins the sealed ones); the next Reserve opens a new one.
   void CloseSegment();
   // A record written outside the buffers (a large record) under everysec/no: the next periodic
@@ -139,7 +141,7 @@ class ShardLog {
   DataFile* file_;
   Device* dev_;
   const uint32_t shard_;
-  const SyncPolicy policy_;
+  SyncPolicy policy_;
   const size_t buffer_bytes_;
   const size_t max_buffers_;
 

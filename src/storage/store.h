@@ -200,6 +200,11 @@ class Store {
   // the open buffer's tail too when a client waits for durability.
   void EndOfTurn() { log_.Kick(log_.has_waiters() || sync_ == SyncPolicy::kAlways); }
   Task FlushAndSync(bool* ok) { return log_.FlushAndSync(ok); }
+  // CONFIG SET appendfsync, on the store's worker: the next write follows the new policy.
+  void set_sync_policy(SyncPolicy policy) {
+    sync_ = policy;
+    log_.set_policy(policy);
+  }
   // One defrag pass if free segments run low (or `force`): relocates the sparsest sealed
   // segments' live records and frees them, yielding to the loop between slices.
   Task Defrag(bool force);
@@ -415,7 +420,7 @@ class Store {
   const uint32_t shard_;
   DataFile* file_;
   std::unique_ptr<Device> device_;
-  const SyncPolicy sync_;
+  SyncPolicy sync_;
   const uint32_t shard_count_;
   ShardLog log_;
   Index index_;

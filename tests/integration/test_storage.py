@@ -142,6 +142,27 @@ def test_kill_9_keeps_acknowledged_writes_under_appendfsync_always(spawn_server,
         assert int(got) >= i, (key, got, i)
 
 
+def test_config_set_appendfsync_acts_at_once(spawn_server, tmp_path):
+    """CONFIG SET appendfsync changes every worker's policy before the next command: under
+    `always` each acknowledged write was synced (one device sync at least per sequential SET),
+    under `no` a write waits for no sync."""
+    s = start(spawn_server, tmp_path, 2, ["--appendfsync", "no"])
+    c = s.client()
+
+    def syncs_during(n):
+        before = int(info_storage(c)["device_syncs"])
+        for i in range(n):
+            c.set(f"key{{{i % 7}}}", i)  # keys on both workers
+        return int(info_storage(c)["device_syncs"]) - before
+
+    assert syncs_during(50) == 0
+    assert c.config_set("appendfsync", "always") is True
+    assert c.config_get("appendfsync") == {"appendfsync": "always"}
+    assert syncs_during(50) >= 50
+    assert c.config_set("appendfsync", "no") is True
+    assert syncs_during(50) == 0
+
+
 def test_corrupted_record_is_reported_not_served(spawn_server, tmp_path):
     s = start(spawn_server, tmp_path, 1, ["--cache-mb", "0"])
     c = s.client()
