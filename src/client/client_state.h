@@ -54,6 +54,7 @@ class ClientState {
   Context ctx;
   ReplyWriter writer;
   bool pending = false;            // a handler is suspended or runs on another worker
+  bool write_suspended = false;    // counted in its shard's writes_suspended() (commands/shards.h)
   bool closed = false;             // the socket is gone; free when the command finishes
   bool close_after_reply = false;  // QUIT: close once the reply is sent
   int64_t cmd_start_ns = 0;        // when the command was dispatched (MonotonicNs)

@@ -9,9 +9,11 @@
 // commands routed to it wait in `waiting` (FIFO) — this is what makes MSET, MSETNX, RENAME across
 // workers atomic, as in Redis. Invariant: `waiting` is non-empty only while the shard is locked.
 //
-// Thread safety: a Shard's members are touched only on its worker's thread.
+// Thread safety: a Shard's members are touched only on its worker's thread, except that any
+// thread may read writes_suspended().
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <string_view>
@@ -36,8 +38,21 @@ struct Shard {
   std::deque<MailboxItem*> waiting;
 
   bool locked() const { return lock_owner != nullptr; }
+
+  // Single-shard write commands whose handler is suspended on this shard mid-way (a device
+  // read, the sync of appendfsync always), counted by the dispatcher. An RDB snapshot opens only
+  // while none is, so it never holds half of one (server/rdb_save.cc). Blocking commands are not
+  // counted. One writer (the worker): a plain load and store, no locked instruction.
+  void WriteSuspended() { suspended_writes_.store(suspended_writes_.load(kRelaxed) + 1, kRelaxed); }
+  void WriteFinished() { suspended_writes_.store(suspended_writes_.load(kRelaxed) - 1, kRelaxed); }
+  int writes_suspended() const { return suspended_writes_.load(std::memory_order_acquire); }
+
   // Releases the lock and runs the waiting items until one of them takes the lock again.
   void Unlock();
+
+ private:
+  static constexpr std::memory_order kRelaxed = std::memory_order_relaxed;
+  std::atomic<int> suspended_writes_{0};
 };
 
 class ShardSet {

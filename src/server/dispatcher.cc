@@ -40,8 +40,9 @@ struct RemoteCommand : MailboxItem {
   bool track = false;      // a tracking client's read: remember its keys there (tracking.h)
   uint64_t writer_id = 0;  // the client, when it tracks (NOLOOP)
 
-  bool rejected = false;   // answered -BUSY without running (counted as rejected)
-  bool propagate = false;  // its effect goes to the replication stream (commands/propagate.h)
+  bool rejected = false;         // answered -BUSY without running (counted as rejected)
+  bool propagate = false;        // its effect goes to the replication stream (commands/propagate.h)
+  bool write_suspended = false;  // counted in the shard's writes_suspended() (commands/shards.h)
 
   static void RunOnShard(MailboxItem* item);
   // While a script is past busy-reply-threshold a queued command without allow-busy is answered
@@ -81,6 +82,17 @@ void ReleaseCommand(RemoteCommand* m) {
 
 }  // namespace
 
+namespace {
+
+// A single-shard command counted while suspended (Shard::WriteSuspended): a write, not a
+// blocking one (it may wait for a push as long as it likes), not one run at home with its
+// shards' locks (an RDB snapshot waits for those locks instead).
+bool SuspendedWriteCounts(const CommandSpec& spec) {
+  return (spec.flags & kCmdWrite) && !(spec.flags & (kCmdBlocking | kCmdHome));
+}
+
+}  // namespace
+
 void RemoteCommand::RunOnShard(MailboxItem* item) {
   auto* m = static_cast<RemoteCommand*>(item);
   Shard& shard = m->server->shards().local();
@@ -110,7 +122,12 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
   Task t = m->ctx.spec->handler(m->ctx);
   const bool done = t.Start(&RemoteCommand::Done, m);
   Tracking::SetWriter(0);
-  if (done) Done(m);
+  if (done) {
+    Done(m);
+  } else if (SuspendedWriteCounts(*m->ctx.spec)) {
+    shard.WriteSuspended();
+    m->write_suspended = true;
+  }
 }
 
 bool RemoteCommand::RejectIfBusy(RemoteCommand* m) {
@@ -176,6 +193,10 @@ void Server::OnScriptBusy(void* server) {
 
 void RemoteCommand::Done(void* arg) {
   auto* m = static_cast<RemoteCommand*>(arg);
+  if (m->write_suspended) {
+    m->server->shards().local().WriteFinished();
+    m->write_suspended = false;
+  }
   if (m->ctx.repl != nullptr) [[unlikely]] {  // on the keys' worker: the stream's order
     repl::Finish(m->ctx, m->ctx.store->stats().dirty != m->ctx.repl->dirty0, m->reply);
   }
@@ -413,11 +434,12 @@ RequestHandler::Result Server::Execute(ClientState* cl, const CommandSpec* spec,
     }
     cl->ctx.repl = call;
   }
-  return RunAtHome(cl, spec, args, db);
+  return RunAtHome(cl, spec, args, db, shard >= 0 && SuspendedWriteCounts(*spec));
 }
 
 RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spec,
-                                         std::span<const std::string_view> args, int db) {
+                                         std::span<const std::string_view> args, int db,
+                                         bool single_shard_write) {
   Context& ctx = cl->ctx;
   ctx.args = args;
   ctx.reply = &cl->writer;
@@ -448,12 +470,20 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
                       cl->writer.errors() != cl->cmd_errors);
     return cl->close_after_reply ? Result::kClose : Result::kDone;
   }
+  if (single_shard_write) {
+    shards_->local().WriteSuspended();
+    cl->write_suspended = true;
+  }
   cl->pending = true;
   return Result::kPending;
 }
 
 void Server::OnHomeDone(void* arg) {
   auto* cl = static_cast<ClientState*>(arg);
+  if (cl->write_suspended) {
+    cl->ctx.server->shards_->local().WriteFinished();
+    cl->write_suspended = false;
+  }
   if (cl->ctx.repl != nullptr) [[unlikely]]
     cl->ctx.server->FinishPropagation(cl);
   if (!cl->closed) cl->conn->output();  // the reply was written after the turn's flush

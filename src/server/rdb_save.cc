@@ -241,6 +241,15 @@ Task UnlockAll(ShardSet& shards) {
   }
 }
 
+// Single-shard writes suspended mid-way, on every shard (Shard::writes_suspended).
+int SuspendedWrites(ShardSet& shards) {
+  int n = 0;
+  for (int w = 0; w < shards.size(); ++w) n += shards.at(w).writes_suspended();
+  return n;
+}
+constexpr int64_t kDrainUs = 50'000;  // the longest the locks are held waiting for them
+constexpr int kDrainAttempts = 100;   // then the snapshot opens anyway (with a warning)
+
 std::atomic<uint64_t> g_snapshot_ids{0};
 constexpr int kReplAttempts = 100;  // openings tried while our master's stream is mid-command
 
@@ -260,9 +269,24 @@ Task BeginRdbSnapshot(ShardSet& shards, RdbSnapshot* snap) {
     // Every shard's lock (ascending, as any multi-shard command): no command that spans shards
     // is between two of its steps. Then the flush gate; a FLUSHDB waiting for these locks may
     // hold it, so give the locks back and retry rather than wait holding them.
-    for (;;) {
+    // Then, the locks held so no command starts anywhere, the single-shard writes suspended
+    // mid-way (a device read, appendfsync always's sync) finish: the snapshot holds every
+    // command whole or not at all, and the replication number read below counts exactly the
+    // writes in it. Usually a millisecond; past kDrainUs the locks go back for a while.
+    for (int drains = 0;;) {
       for (int w = 0; w < shards.size(); ++w) co_await ShardLockAwaiter(&shards.at(w), snap);
-      if (SnapshotGate::TryBeginSnapshot()) break;
+      if (SnapshotGate::TryBeginSnapshot()) {
+        const int64_t deadline = MonotonicUs() + kDrainUs;
+        while (SuspendedWrites(shards) > 0 && MonotonicUs() < deadline) co_await YieldToLoop();
+        if (SuspendedWrites(shards) == 0) break;
+        if (++drains == kDrainAttempts) {
+          LogWarning("RDB snapshot: " + std::to_string(SuspendedWrites(shards)) +
+                     " write(s) stayed suspended mid-way for seconds; the snapshot opens without "
+                     "them finished");
+          break;
+        }
+        SnapshotGate::EndSnapshot();
+      }
       co_await UnlockAll(shards);
       co_await YieldToLoop();
     }

@@ -139,9 +139,10 @@ class Server : public RequestHandler {
   void BeginDrain(int id);
   uint64_t StoredKeys();  // index entries of every shard (start-up)
   Result Execute(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args);
-  // `db`: the physical database the command runs in (its keys in args are stored keys of it).
+  // `db`: the physical database the command runs in (its keys in args are stored keys of it);
+  // `single_shard_write`: counted in the shard's writes_suspended() while it is suspended.
   Result RunAtHome(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
-                   int db);
+                   int db, bool single_shard_write);
   Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
                    int shard, int db, bool track, bool propagate);
   void FinishCommand(ClientState* cl);
