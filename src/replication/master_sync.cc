@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "replication/master.h"
+#include "replication/rdb_file.h"
 #include "replication/replica.h"
 #include "replication/sync_stream.h"
 
@@ -36,7 +37,8 @@ void Master::MaybeStartSave() {
     stream_ = std::make_shared<SyncStream>(NewReplId(), [] { WakeThunk(); });
     LogNotice("Starting BGSAVE for SYNC with target: replicas sockets");
   } else {
-    save_path_ = deps_.rdb_dir() + "/temp-repl-" + std::to_string(getpid()) + ".rdb";
+    // As Redis's BGSAVE for SYNC: the RDB becomes dir/dbfilename (through a temp file).
+    save_path_ = RdbFilePath(deps_.rdb_dir(), deps_.config_value("dbfilename"));
     LogNotice("Starting BGSAVE for SYNC with target: disk");
   }
   // A master: the stream starts right after the write numbered as the snapshot's sequence
@@ -218,7 +220,14 @@ void Master::SaveDone(bool ok) {
     struct stat st {};
     if (fd >= 0 && fstat(fd, &st) == 0) len = static_cast<uint64_t>(st.st_size);
   }
-  unlink(save_path_.c_str());
+  // It stays as dump.rdb, as Redis leaves it, unless rdb-del-sync-files asks otherwise with no
+  // persistence configured (Redis's removeRDBUsedToSyncReplicas; the replicas read it through
+  // their own descriptors).
+  if (ok && deps_.config_value("rdb-del-sync-files") == "yes" &&
+      deps_.config_value("save").empty()) {
+    unlink(save_path_.c_str());
+    LogNotice("Removing the RDB file used to feed replicas in a persistence-less instance");
+  }
   if (fd < 0) {
     LogWarning("BGSAVE for SYNC failed: the replicas waiting for it are dropped");
   } else {

@@ -25,6 +25,7 @@
 #include "replication/master.h"
 #include "replication/replica.h"
 #include "replication/sync_stream.h"
+#include "runtime/shard_hop.h"
 #include "scripting/scripting.h"
 #include "server/client_hub.h"
 #include "server/command_registry.h"
@@ -219,6 +220,19 @@ struct ReplicaSave : MailboxItem {
 };
 
 Task RunReplicaSave(ReplicaSave* job) {
+  Server* const server = job->server;
+  // To disk it is a BGSAVE of dump.rdb, as Redis's: LASTSAVE and rdb_changes_since_last_save
+  // follow it (the writes counted before the snapshot opens are all in it).
+  uint64_t dirty = 0;
+  const int64_t start_ms = NowMs();
+  if (job->stream == nullptr) {
+    for (int w = 0; w < server->worker_count(); ++w) {
+      co_await ShardCall(server->worker(w), [server, w, &dirty]() -> Task {
+        dirty += server->shards().at(w).store.stats().dirty;
+        co_return;
+      });
+    }
+  }
   RdbSnapshot snap;
   co_await BeginRdbSnapshot(job->server->shards(), &snap);
   job->started(snap.seq, snap.repl.valid ? snap.repl.offset : -1);
@@ -227,6 +241,13 @@ Task RunReplicaSave(ReplicaSave* job) {
   } else {
     co_await SaveRdbFile(job->server->shards(), job->dir, job->name, &job->ok,
                          "temp-repl-walk-" + std::to_string(getpid()) + ".rdb", &snap);
+    SaveState& state = server->save_state();
+    state.last_ok = job->ok;
+    state.last_bgsave_s = (NowMs() - start_ms) / 1000;
+    if (job->ok) {
+      state.dirty_at_save = dirty;
+      state.last_save_s = NowMs() / 1000;
+    }
   }
   job->done(job->ok);
   delete job;

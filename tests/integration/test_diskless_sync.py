@@ -59,6 +59,38 @@ def test_repl_diskless_sync_no_sends_the_rdb_from_disk(spawn_server):
     assert_same_data(m, r)
 
 
+def test_a_disk_sync_leaves_its_rdb_as_dbfilename(spawn_server):
+    """As Redis's BGSAVE for SYNC: the RDB written for a disk-based sync becomes dir/dbfilename
+    (LASTSAVE and rdb_changes_since_last_save follow), no temp file stays; with
+    rdb-del-sync-files yes and no save point (this master has none) it is removed instead."""
+    master, m = spawn_master(spawn_server)
+    assert m.config_set("repl-diskless-sync", "no") is True
+    rdb_dir = m.config_get("dir")["dir"]
+    path = os.path.join(rdb_dir, m.config_get("dbfilename")["dbfilename"])
+    assert not os.path.exists(path)
+    for i in range(100):
+        m.set(f"k{i}", i)
+    assert int(m.info("persistence")["rdb_changes_since_last_save"]) >= 100
+    saved_before = m.lastsave()
+    time.sleep(1.1)  # LASTSAVE counts seconds
+    replica, r = start_replica(spawn_server, master)
+    assert synced(r), "the replica did not sync"
+    with open(path, "rb") as f:
+        assert f.read(9) == b"REDIS0010"
+    assert m.lastsave() > saved_before
+    assert int(m.info("persistence")["rdb_changes_since_last_save"]) == 0
+    assert m.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert not [f for f in os.listdir(rdb_dir) if f.startswith("temp-")]
+    assert r.get("k99") == "99"
+
+    assert m.config_set("rdb-del-sync-files", "yes") is True
+    second, r2 = start_replica(spawn_server, master)
+    assert synced(r2), "the second replica did not sync"
+    assert r2.get("k99") == "99"
+    assert wait_until(lambda: not os.path.exists(path), SYNC_TIMEOUT_S)
+    assert not [f for f in os.listdir(rdb_dir) if f.startswith("temp-")]
+
+
 def test_the_delay_waits_for_more_replicas_and_max_replicas_ends_it(spawn_server):
     master, m = spawn_master(spawn_server)
     m.set("k", "v")
