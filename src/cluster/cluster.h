@@ -50,6 +50,9 @@ struct Node {
   uint64_t config_epoch = 0;
   uint64_t repl_offset = 0;  // the header's offset in its last message
   std::string slaveof;       // a replica's master (name); empty for masters
+  // When this node learned `slaveof` (Cluster::SetSlaveOf's count): SLOTS and SHARDS list a
+  // master's replicas in that order, as Redis lists its master->slaves array.
+  uint64_t replica_since = 0;
   SlotBitmap slots{};
   int numslots = 0;
   int64_t ctime = 0, ping_sent = 0, pong_received = 0, data_received = 0, fail_time = 0;
@@ -164,6 +167,8 @@ class Cluster {
   std::string MyId();
   void Info(std::string* out);
   void Nodes(std::string* out);
+  // The names of `master`'s replicas in the order SLOTS lists them (REPLICAS follows it).
+  std::vector<std::string> ReplicaNames(std::string_view master);
   void Slots(ReplyWriter& w);
   void Shards(ReplyWriter& w);
   void Links(ReplyWriter& w);
@@ -196,6 +201,11 @@ class Cluster {
   // cluster_state.cc (mu_ held)
   Node* CreateNode(std::string name, uint16_t flags);
   Node* FindNode(std::string_view name);
+  // n is (now) a replica of `master`: recorded with the next replica_since when it changes.
+  void SetSlaveOf(Node* n, const std::string& master);
+  // The known replicas of `master` that `keep` accepts, in the order this node learned them.
+  std::vector<const Node*> ReplicasOf(const Node& master,
+                                      const std::function<bool(const Node&)>& keep) const;
   void DeleteNode(Node* n);
   void RenameNode(Node* n, const std::string& name);
   bool AddSlot(Node* n, int slot);
@@ -268,6 +278,7 @@ class Cluster {
   std::map<std::string, std::unique_ptr<Node>, std::less<>> nodes_;
   Node* myself_ = nullptr;
   uint64_t current_epoch_ = 0;
+  uint64_t replicas_learned_ = 0;  // the last Node::replica_since given
   uint64_t last_vote_epoch_ = 0;
   // The epochs (current, myself's config, last vote) of the last fsynced nodes.conf: a save that
   // changes one of them is fsynced, the others are not (as Redis's CLUSTER_TODO_FSYNC_CONFIG).

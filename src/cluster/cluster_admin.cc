@@ -135,6 +135,15 @@ void Cluster::Info(std::string* out) {
   Line(out, "total_cluster_links_buffer_limit_exceeded", 0);
 }
 
+std::vector<std::string> Cluster::ReplicaNames(std::string_view master) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  const Node* m = FindNode(master);
+  if (m == nullptr) return out;
+  for (const Node* n : ReplicasOf(*m, [](const Node&) { return true; })) out.push_back(n->name);
+  return out;
+}
+
 void Cluster::Nodes(std::string* out) {
   std::lock_guard<std::mutex> lock(mu_);
   *out = NodesText(false);
@@ -171,15 +180,11 @@ void Cluster::Slots(ReplyWriter& w) {
   };
   w.Array(ranges.size());
   for (const Range& r : ranges) {
-    std::vector<const Node*> replicas;
-    for (auto& [name, n] : nodes_) {
+    const std::vector<const Node*> replicas = ReplicasOf(*r.n, [this](const Node& n) {
       // As Redis's isReplicaAvailable: not failing, and some data replicated.
-      const uint64_t offset = n.get() == myself_ ? MyReplOffset() : n->repl_offset;
-      if (n->slaveof == r.n->name && (n->flags & cluster::kSlave) &&
-          !(n->flags & cluster::kFailFlag) && offset != 0) {
-        replicas.push_back(n.get());
-      }
-    }
+      const uint64_t offset = &n == myself_ ? MyReplOffset() : n.repl_offset;
+      return (n.flags & cluster::kSlave) && !(n.flags & cluster::kFailFlag) && offset != 0;
+    });
     w.Array(3 + replicas.size());
     w.Integer(r.start);
     w.Integer(r.end);
@@ -235,9 +240,7 @@ void Cluster::Shards(ReplyWriter& w) {
     w.Array(pairs.size());
     for (int p : pairs) w.Integer(p);
     std::vector<const Node*> members{m};
-    for (auto& [name, n] : nodes_) {
-      if (n->slaveof == m->name) members.push_back(n.get());
-    }
+    for (const Node* n : ReplicasOf(*m, [](const Node&) { return true; })) members.push_back(n);
     w.Bulk("nodes");
     w.Array(members.size());
     for (const Node* n : members) details(*n);

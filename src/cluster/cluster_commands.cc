@@ -1,5 +1,6 @@
 #include "cluster/cluster_commands.h"
 
+#include <algorithm>
 #include <climits>
 #include <string>
 #include <vector>
@@ -354,6 +355,14 @@ Task ClusterReplicas(Context& ctx) {
   } else if (!master) {
     ctx.reply->Error("ERR The specified node is not a master");
   } else {
+    // In the order the node learned them, as Redis's master->slaves array.
+    const std::vector<std::string> order = c->ReplicaNames(id);
+    auto rank = [&](const std::string& line) {
+      const std::string name = line.substr(0, line.find(' '));
+      return std::find(order.begin(), order.end(), name) - order.begin();
+    };
+    std::stable_sort(lines.begin(), lines.end(),
+                     [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
     ctx.reply->Array(lines.size());
     for (const std::string& l : lines) ctx.reply->Bulk(l);
   }

@@ -52,7 +52,7 @@ void Cluster::SetMaster(Node* n) {
     myself_->flags |= cluster::kSlave;
     for (int s = 0; s < kNumSlots; ++s) migrating_to_[s] = importing_from_[s] = nullptr;
   }
-  myself_->slaveof = n->name;
+  SetSlaveOf(myself_, n->name);
   following_.clear();
   FollowMasterIfNeeded();
   ResetManualFailover();

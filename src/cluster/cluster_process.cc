@@ -175,7 +175,7 @@ void Cluster::Process(Link* l, const Message& m, int64_t now) {
       }
       Node* master = FindNode(m.slaveof);
       if (master != nullptr && sender->slaveof != master->name) {
-        sender->slaveof = master->name;
+        SetSlaveOf(sender, master->name);
         save_pending_ = true;
       }
     }

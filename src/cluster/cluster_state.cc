@@ -1,6 +1,7 @@
 // The cluster state: nodes, slots, epochs, nodes.conf and the published routing table.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -120,6 +121,23 @@ Node* Cluster::CreateNode(std::string name, uint16_t flags) {
 Node* Cluster::FindNode(std::string_view name) {
   auto it = nodes_.find(name);
   return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+void Cluster::SetSlaveOf(Node* n, const std::string& master) {
+  if (n->slaveof == master) return;
+  n->slaveof = master;
+  n->replica_since = ++replicas_learned_;
+}
+
+std::vector<const Node*> Cluster::ReplicasOf(const Node& master,
+                                             const std::function<bool(const Node&)>& keep) const {
+  std::vector<const Node*> out;
+  for (const auto& [name, n] : nodes_) {
+    if (n->slaveof == master.name && keep(*n)) out.push_back(n.get());
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Node* a, const Node* b) { return a->replica_since < b->replica_since; });
+  return out;
 }
 
 void Cluster::DeleteNode(Node* n) {
@@ -306,7 +324,11 @@ bool Cluster::LoadConfig(std::string* error) {
     n->cport = at == std::string_view::npos ? n->port + 10000 : int(cport);
     n->flags = flags & ~(cluster::kPfail | cluster::kHandshake | cluster::kMeetFlag);
     if (n->flags & cluster::kMyself) myself_ = n;
-    n->slaveof = w[3] == "-" ? std::string() : std::string(w[3]);
+    if (w[3] == "-") {
+      n->slaveof.clear();
+    } else {
+      SetSlaveOf(n, std::string(w[3]));  // in the file's order, as Redis's loader adds them
+    }
     if (ping != 0) n->ping_sent = now;
     if (pong != 0) n->pong_received = now;
     n->config_epoch = epoch;

@@ -730,3 +730,62 @@ def test_replica_validity_factor_is_live(six):
     assert replica.config_set("cluster-replica-validity-factor", 0)
     wait_for("the promotion", lambda: "master" in nodes_table(replica)[replica_id][0],
              timeout=20)
+
+
+def test_slots_and_shards_list_replicas_in_the_order_they_joined(six, tmp_path):
+    """CLUSTER SLOTS, SHARDS and REPLICAS list a master's replicas in the order the node learned them
+    (Redis's master->slaves array), not by node id: a second replica whose id sorts before the
+    first one's still comes after it, on every node."""
+    nodes, clients, ps = six
+    r = roles(clients)
+    ids = by_id(clients)
+    (port,) = ports(1)
+    nodes.append(start_node(tmp_path, port))
+    extra = nodes[-1].client()
+    for _ in range(50):  # an id below some existing replica's: sorting by id would put it first
+        second = extra.execute_command("CLUSTER", "MYID")
+        firsts = sorted(i for i, m in r.items() if m is not None and i > second)
+        if firsts:
+            break
+        extra.execute_command("CLUSTER", "RESET", "HARD")
+    assert firsts, "no replica id above the new node's after 50 resets"
+    first = firsts[0]
+    rich = r[first]
+    clients.append(extra)
+    ids[second] = extra
+    assert extra.execute_command("CLUSTER", "MEET", "127.0.0.1", ps[0]) in ("OK", True)
+    wait_for("the new node to know the cluster", lambda: agreed([extra], 7) or None)
+    assert extra.execute_command("CLUSTER", "REPLICATE", rich) in ("OK", True)
+    wait_for("agreement", lambda: agreed(clients, 7))
+    wait_for("the new replica's link", lambda: replica_linked(extra))
+    master = ids[rich]
+    slots = owned_slots(master, rich)
+    key = next(f"k{i}" for i in range(100000)
+               if master.execute_command("CLUSTER", "KEYSLOT", f"k{i}") in slots)
+    master.set(key, "v")  # data on both replicas: SLOTS lists only replicas with an offset
+    assert master.execute_command("WAIT", 2, 5000) == 2
+
+    def rich_ranges(c):
+        return [e for e in c.execute_command("CLUSTER", "SLOTS") if e[2][2] == rich]
+
+    def replica_ids_in_slots(c):
+        ranges = rich_ranges(c)
+        return ranges and all([n[2] for n in e[3:]] == [first, second] for e in ranges)
+
+    for c in clients:
+        wait_for("SLOTS with both replicas, in joining order", lambda: replica_ids_in_slots(c))
+        shards = c.execute_command("CLUSTER", "SHARDS")
+        (shard,) = [s for s in shards if dict(zip(s[::2], s[1::2]))["nodes"][0][1] == rich]
+        members = dict(zip(shard[::2], shard[1::2]))["nodes"]
+        assert [dict(zip(n[::2], n[1::2]))["id"] for n in members] == [rich, first, second]
+        replicas = c.execute_command("CLUSTER", "REPLICAS", rich)
+        assert [line.split()[0] for line in replicas] == [first, second]
+
+
+def owned_slots(c, node_id):
+    """The slots `node_id` serves, per CLUSTER SLOTS through c."""
+    out = set()
+    for e in c.execute_command("CLUSTER", "SLOTS"):
+        if e[2][2] == node_id:
+            out.update(range(e[0], e[1] + 1))
+    return out
