@@ -79,6 +79,11 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
     defrag_paused_.store(v == "yes");
     return Status::Ok();
   });
+  tomb_raider_ms_.store(config_.tomb_raider_interval_ms);
+  registry_.OnChange("tomb-raider-interval-ms", [this](std::string_view v) {
+    tomb_raider_ms_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
+    return Status::Ok();
+  });
   registry_.OnChange("cache-mb", [this](std::string_view v) {
     cache_mb_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
     return Status::Ok();

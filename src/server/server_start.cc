@@ -219,9 +219,18 @@ bool Server::InitWorker(int id, std::string* error) {
       t.Start(nullptr, nullptr);
     }
   });
-  if (config_.tomb_raider_interval_ms > 0) {
-    w->AddTimer(config_.tomb_raider_interval_ms * 1000, [store]() { store->SweepTombstones(); });
-  }
+  // The tombstone sweep, every tomb-raider-interval-ms (0: never); CONFIG SET takes effect at
+  // once: checked on the 100 ms tick, so intervals are rounded up to it.
+  w->AddTimer(kActiveExpireIntervalUs, [this, store, last = MonotonicUs() / 1000]() mutable {
+    const int64_t every = tomb_raider_ms_.load(std::memory_order_relaxed);
+    const int64_t now = MonotonicUs() / 1000;
+    if (every > 0 && now - last >= every) {
+      last = now;
+      store->SweepTombstones();
+    } else if (every <= 0) {
+      last = now;
+    }
+  });
   if (id == 0 && rdb_to_load_.empty()) StartListeners(w);  // else once the RDB is in
   return true;
 }
@@ -539,7 +548,7 @@ int Server::Run() {
   master_->Stop();  // the replicas of ours (WAIT clients get their answer)
   for (auto& w : workers_) w->RequestStop();
   for (auto& w : workers_) w->Join();
-  if (config_.shutdown_checkpoint) {
+  if (ConfigValue("shutdown-checkpoint") == "yes") {  // CONFIG SET may have changed it
     std::vector<Store*> ptrs;
     for (int i = 0; i < worker_count(); ++i) ptrs.push_back(&shards_->at(i).store);
     if (WriteCheckpoint(data_file_.get(), ptrs, &error)) {

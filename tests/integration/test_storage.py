@@ -75,6 +75,20 @@ def test_restart_keeps_every_key(spawn_server, tmp_path, checkpoint, threads):
     assert int(info_storage(c2)["recovery_from_checkpoint"]) == (1 if checkpoint else 0)
 
 
+def test_config_set_shutdown_checkpoint_acts_at_the_next_shutdown(spawn_server, tmp_path):
+    """CONFIG SET shutdown-checkpoint yes on a server started without it: the shutdown writes
+    the index checkpoint, and the next start loads it instead of scanning."""
+    s = start(spawn_server, tmp_path, 2)
+    c = s.client()
+    fill(c, 500)
+    assert c.config_set("shutdown-checkpoint", "yes") is True
+    assert s.terminate() == 0
+    s2 = start(spawn_server, tmp_path, 2)
+    c2 = s2.client()
+    assert int(info_storage(c2)["recovery_from_checkpoint"]) == 1
+    assert c2.dbsize() == 500 and c2.get("k499") == expected("k", 499)
+
+
 def test_restart_with_other_thread_count_scans(spawn_server, tmp_path):
     s = start(spawn_server, tmp_path, 2, ["--shutdown-checkpoint"])
     c = s.client()
