@@ -1,7 +1,10 @@
 #include "server/server.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,6 +83,11 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
     return Status::Ok();
   });
   tomb_raider_ms_.store(config_.tomb_raider_interval_ms);
+  tcp_keepalive_s_.store(std::strtoll(ConfigValue("tcp-keepalive").c_str(), nullptr, 10));
+  registry_.OnChange("tcp-keepalive", [this](std::string_view v) {
+    tcp_keepalive_s_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));  // new clients
+    return Status::Ok();
+  });
   registry_.OnChange("tomb-raider-interval-ms", [this](std::string_view v) {
     tomb_raider_ms_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
     return Status::Ok();
@@ -410,6 +418,16 @@ uint64_t Server::StoredKeys() {
 }
 
 void Server::Adopt(int fd, TlsSession* tls) {
+  // tcp-keepalive, as Redis's anetKeepAlive: probes after that many idle seconds, then every
+  // third of it, three of them; 0 leaves the socket without keep-alive.
+  if (const int idle = static_cast<int>(tcp_keepalive_s_.load(std::memory_order_relaxed));
+      idle > 0) {
+    const int one = 1, interval = std::max(1, idle / 3), count = 3;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+  }
   // Connections are dealt round-robin; each then lives on its worker for good.
   int target = next_worker_;
   next_worker_ = (next_worker_ + 1) % worker_count();

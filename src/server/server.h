@@ -184,7 +184,8 @@ class Server : public RequestHandler {
   RecoveryReport recovery_;
   std::atomic<bool> defrag_paused_{false};
   std::atomic<int64_t> cache_mb_{0};
-  std::atomic<int64_t> tomb_raider_ms_{0};  // tomb-raider-interval-ms, live
+  std::atomic<int64_t> tomb_raider_ms_{0};   // tomb-raider-interval-ms, live
+  std::atomic<int64_t> tcp_keepalive_s_{0};  // tcp-keepalive, for the next accepted client
   std::unique_ptr<MemoryGuard> memory_guard_;
   SaveState save_state_;
   std::atomic<bool> shutdown_requested_{false};

@@ -4,6 +4,7 @@ protected mode). Everything but MAXAGE (Redis 7.4) also passes against redis-ser
 """
 
 import socket
+import subprocess
 import time
 
 import pytest
@@ -517,6 +518,36 @@ def test_timeout_closes_idle_clients_but_not_active_ones(spawn_server):
     assert idle.closed(timeout=2)
     assert active.cmd("PING") == "PONG"
     assert admin.closed(timeout=2)  # idle as well since its CONFIG SET
+
+
+def keepalive_timers(port, client_port):
+    """The kernel's timer on the server's end of the connection from client_port: "keepalive"
+    with its time left, or "" (ss -o, iproute2)."""
+    out = subprocess.run(["ss", "-tnoH", "state", "established",
+                          f"( sport = :{port} and dport = :{client_port} )"],
+                         capture_output=True, text=True, check=True).stdout
+    return out
+
+
+def test_tcp_keepalive_probes_new_clients_idle_connections(spawn_server):
+    """tcp-keepalive (300 s by default) turns on TCP keep-alive for every accepted client, as
+    Redis's anetKeepAlive; CONFIG SET applies to the clients accepted after it, 0 turns it off."""
+    srv = spawn_server()
+    admin = srv.raw()
+    assert admin.cmd("CONFIG", "GET", "tcp-keepalive") == [b"tcp-keepalive", b"300"]
+
+    def timer_of_a_new_client():
+        c = srv.raw()
+        assert c.cmd("PING") == "PONG"
+        return keepalive_timers(srv.port, c.sock.getsockname()[1])
+
+    t = timer_of_a_new_client()
+    assert "keepalive" in t and "min" in t, t  # minutes left: 300 s
+    assert admin.cmd("CONFIG", "SET", "tcp-keepalive", "20") == "OK"
+    t = timer_of_a_new_client()
+    assert "keepalive" in t and "min" not in t, t  # at most 20 s left
+    assert admin.cmd("CONFIG", "SET", "tcp-keepalive", "0") == "OK"
+    assert "keepalive" not in timer_of_a_new_client()
 
 
 def test_query_buffer_limit_closes_only_that_client(spawn_server):
