@@ -92,6 +92,13 @@ inline constexpr std::string_view kErrAuthNotConfigured =
 inline constexpr std::string_view kErrNoProto = "NOPROTO unsupported protocol version";
 inline constexpr std::string_view kErrOOM =
     "OOM command not allowed when used memory > 'maxmemory'.";
+// stop-writes-on-bgsave-error after a failed background save (Redis's shared.bgsaveerr).
+inline constexpr std::string_view kErrMisconf =
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
+    "disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error.";
 inline constexpr std::string_view kErrOomScriptFlag =
     "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
 inline constexpr std::string_view kErrLoading = "LOADING Redis is loading the dataset in memory";

@@ -355,6 +355,14 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrOOM);
     return Result::kDone;
   }
+  // As Redis's writeCommandsDeniedByDiskError: with save points set, after a failed background
+  // save, writes (and PING) get -MISCONF until a save succeeds. Our master's stream applies.
+  if (DiskErrorDeniesWrites() && ((spec->flags & kCmdWrite) || spec->name == "ping") && !cl->master)
+      [[unlikely]] {
+    obs_->CommandRejected(c.worker()->id(), spec);
+    w.Error(kErrMisconf);
+    return Result::kDone;
+  }
   if ((spec->flags & kCmdWrite) && !cl->master && replica_->read_only()) {
     obs_->CommandRejected(c.worker()->id(), spec);
     w.Error(kErrReadOnlyReplica);

@@ -84,6 +84,16 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   });
   tomb_raider_ms_.store(config_.tomb_raider_interval_ms);
   tcp_keepalive_s_.store(std::strtoll(ConfigValue("tcp-keepalive").c_str(), nullptr, 10));
+  stop_writes_on_save_error_.store(ConfigValue("stop-writes-on-bgsave-error") == "yes");
+  registry_.OnChange("stop-writes-on-bgsave-error", [this](std::string_view v) {
+    stop_writes_on_save_error_.store(v == "yes");
+    return Status::Ok();
+  });
+  has_save_points_.store(!ConfigValue("save").empty());
+  registry_.OnChange("save", [this](std::string_view v) {
+    has_save_points_.store(!v.empty());
+    return Status::Ok();
+  });
   registry_.OnChange("tcp-keepalive", [this](std::string_view v) {
     tcp_keepalive_s_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));  // new clients
     return Status::Ok();

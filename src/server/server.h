@@ -122,7 +122,13 @@ class Server : public RequestHandler {
   const RecoveryReport& recovery() const { return recovery_; }
   bool defrag_paused() const { return defrag_paused_.load(std::memory_order_relaxed); }
   MemoryGuard& memory_guard() { return *memory_guard_; }  // any thread (see memory_guard.h)
-  SaveState& save_state() { return save_state_; }         // any thread (see save_state.h)
+  SaveState& save_state() { return save_state_; }
+  // stop-writes-on-bgsave-error yes, save points set, and the last background save failed.
+  bool DiskErrorDeniesWrites() const {
+    return !save_state_.last_ok.load(std::memory_order_relaxed) &&
+           stop_writes_on_save_error_.load(std::memory_order_relaxed) &&
+           has_save_points_.load(std::memory_order_relaxed);
+  }  // any thread (see save_state.h)
   size_t registered_buffer_bytes(int id) const { return io_pools_[id]->bytes(); }  // worker id
 
  private:
@@ -186,6 +192,8 @@ class Server : public RequestHandler {
   std::atomic<int64_t> cache_mb_{0};
   std::atomic<int64_t> tomb_raider_ms_{0};   // tomb-raider-interval-ms, live
   std::atomic<int64_t> tcp_keepalive_s_{0};  // tcp-keepalive, for the next accepted client
+  std::atomic<bool> stop_writes_on_save_error_{true};  // stop-writes-on-bgsave-error
+  std::atomic<bool> has_save_points_{false};           // CONFIG save is not empty
   std::unique_ptr<MemoryGuard> memory_guard_;
   SaveState save_state_;
   std::atomic<bool> shutdown_requested_{false};

@@ -311,6 +311,45 @@ def test_save_failure_and_persistence_fields(spawn_server, tmp_path):
     assert c.lastsave() == last
 
 
+MISCONF = ("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+           "persist to disk. Commands that may modify the data set are disabled, because this "
+           "instance is configured to report errors during writes if RDB snapshotting fails "
+           "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about "
+           "the RDB error.")
+
+
+def test_stop_writes_on_bgsave_error(spawn_server, tmp_path):
+    """stop-writes-on-bgsave-error (yes by default): with save points set, after a failed
+    BGSAVE writes and PING get -MISCONF, reads go on, until a save succeeds or it is off."""
+    d = tmp_path / "gone"
+    d.mkdir()
+    c = under_test(spawn_server, d, extra=["--enable-protected-configs", "yes"]).client()
+    assert c.config_get("stop-writes-on-bgsave-error") == {"stop-writes-on-bgsave-error": "yes"}
+    c.set("k", "v1")
+    shutil.rmtree(d)  # the temp file cannot be created any more
+    assert c.bgsave() is True
+    assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0)
+    assert info(c)["rdb_last_bgsave_status"] == "err"
+    assert c.set("k", "v2") is True  # no save point: nothing is denied
+    assert c.config_set("save", "3600 1") is True
+    for write in (lambda: c.set("k", "v3"), lambda: c.incr("n"), c.ping):
+        with pytest.raises(redis.ResponseError) as e:
+            write()
+        assert err(e) == MISCONF
+    assert c.get("k") == "v2" and c.dbsize() == 1
+    assert c.config_set("stop-writes-on-bgsave-error", "no") is True
+    assert c.set("k", "v4") is True
+    assert c.config_set("stop-writes-on-bgsave-error", "yes") is True
+    with pytest.raises(redis.ResponseError):
+        c.set("k", "v5")
+    (tmp_path / "again").mkdir()
+    assert c.config_set("dir", str(tmp_path / "again")) is True
+    assert c.bgsave() is True
+    assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0
+                      and info(c)["rdb_last_bgsave_status"] == "ok")
+    assert c.set("k", "v6") is True and c.ping() is True
+
+
 def test_bgsave_while_clients_write(spawn_server, tmp_path):
     d = tmp_path / "d"
     d.mkdir()
