@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +39,13 @@ std::string AddressOf(int fd, bool peer) {
   int rc = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len)
                 : getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
   if (rc != 0) return "?:0";
+  if (ss.ss_family == AF_UNIX) {
+    // As Redis: a unix-socket client's addr and laddr are both the server's socket path ":0"
+    // (its peer is unnamed).
+    if (peer) return AddressOf(fd, false);
+    const auto* un = reinterpret_cast<const sockaddr_un*>(&ss);
+    return std::string(un->sun_path, strnlen(un->sun_path, sizeof(un->sun_path))) + ":0";
+  }
   char host[INET6_ADDRSTRLEN] = "?";
   int port = 0;
   if (ss.ss_family == AF_INET) {

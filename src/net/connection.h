@@ -70,6 +70,8 @@ class Connection {
   Worker* worker() const { return worker_; }
   const std::string& peer() const { return peer_; }
   const std::string& local() const { return local_; }
+  // Accepted on the unix socket (unixsocket): local() is its path.
+  bool unix_socket() const { return !local_.empty() && local_[0] == '/'; }
   int64_t created_ms() const { return created_ms_; }
   int64_t last_active_ms() const { return last_active_ms_; }
   bool tls() const { return tls_ != nullptr; }

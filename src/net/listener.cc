@@ -4,6 +4,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -71,6 +73,32 @@ bool Listener::Bind(const std::string& address, int port, std::string* error) {
   return fd_ >= 0;
 }
 
+bool Listener::BindUnix(const std::string& path, unsigned perm, std::string* error) {
+  sockaddr_un un{};
+  if (path.empty() || path.size() >= sizeof(un.sun_path)) {
+    *error = path + ": a unix socket path must be 1 to " + std::to_string(sizeof(un.sun_path) - 1) +
+             " bytes";
+    return false;
+  }
+  un.sun_family = AF_UNIX;
+  std::memcpy(un.sun_path, path.data(), path.size());
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return false;
+  }
+  unlink(path.c_str());  // a previous run's socket file (Redis does the same)
+  if (bind(fd, reinterpret_cast<sockaddr*>(&un), sizeof(un)) != 0 ||
+      (perm != 0 && chmod(path.c_str(), static_cast<mode_t>(perm)) != 0) || listen(fd, 511) != 0) {
+    *error = path + ": " + std::strerror(errno);
+    close(fd);
+    return false;
+  }
+  fd_ = fd;
+  unix_path_ = path;
+  return true;
+}
+
 void Listener::Start(Worker* w, std::function<void(int fd)> on_accept) {
   worker_ = w;
   on_accept_ = std::move(on_accept);
@@ -92,7 +120,7 @@ void Listener::OnAccept(IoOp* op, int res, uint32_t flags) {
   }
   if (res >= 0) {
     int one = 1;
-    setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (self->unix_path_.empty()) setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     self->on_accept_(res);
   }
   if (!(flags & IORING_CQE_F_MORE)) self->Arm();
@@ -107,6 +135,7 @@ void Listener::Stop() {
     close(fd_);
     fd_ = -1;
   }
+  if (!unix_path_.empty()) unlink(unix_path_.c_str());
 }
 
 }  // namespace lavik

@@ -30,6 +30,9 @@ class Listener {
   // Binds and listens (SO_REUSEADDR, backlog 511 like Redis's tcp-backlog). False + error text
   // ("127.0.0.1:6379: Address already in use") on failure.
   bool Bind(const std::string& address, int port, std::string* error);
+  // A unix-domain socket at `path` instead (unixsocket, as Redis: a stale file there is removed
+  // first; `perm` != 0 is chmod'ed onto it, unixsocketperm); Stop() removes the file.
+  bool BindUnix(const std::string& path, unsigned perm, std::string* error);
   int port() const { return port_; }
 
   // Accepts on worker w's loop; on_accept(fd) gets each new socket (TCP_NODELAY set).
@@ -46,6 +49,7 @@ class Listener {
 
   int fd_ = -1;
   int port_ = 0;
+  std::string unix_path_;  // a unix-domain listener's path
   Worker* worker_ = nullptr;
   std::function<void(int)> on_accept_;
   AcceptOp op_;

@@ -217,6 +217,7 @@ std::string ClientInfoLine(const ClientState& cl, int64_t now_ms, bool running, 
   }
   if (cl.close_after_reply) flags += 'c';
   if (c.closing() && !cl.close_after_reply) flags += 'A';
+  if (c.unix_socket()) flags += 'U';
   if (cl.no_evict) flags += 'e';
   if (flags.empty()) flags = "N";
   size_t argv_mem = 0;

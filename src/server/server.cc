@@ -522,6 +522,7 @@ void Server::BeginDrain(int id) {
   if (id == 0) {
     listener_.Stop();
     tls_listener_.Stop();
+    unix_listener_.Stop();
   }
   // Requests already being handled finish and their replies go out; then the sockets close.
   for (ClientState* cl = client_lists_[id]; cl != nullptr; cl = cl->next) {

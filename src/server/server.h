@@ -204,9 +204,10 @@ class Server : public RequestHandler {
   std::atomic<int64_t> shutdown_deadline_ms_{-1};
   std::string rdb_to_load_;  // a dump.rdb imported before the listeners start (rdb_file.h)
   int64_t applied_cache_mb_ = 0;
-  Listener listener_;      // plain TCP on `port` (not bound when port is 0)
-  Listener tls_listener_;  // TLS on tls-port (not bound when it is 0)
-  TlsContextSlot tls_;     // the context new TLS connections use (empty: TLS off)
+  Listener listener_;       // plain TCP on `port` (not bound when port is 0)
+  Listener tls_listener_;   // TLS on tls-port (not bound when it is 0)
+  Listener unix_listener_;  // unixsocket (not bound when it is "")
+  TlsContextSlot tls_;      // the context new TLS connections use (empty: TLS off)
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<int64_t> connected_clients_{0};
   std::atomic<int> drained_workers_{0};

@@ -237,6 +237,7 @@ bool Server::InitWorker(int id, std::string* error) {
 
 void Server::StartListeners(Worker* w) {
   if (config_.port != 0) listener_.Start(w, [this](int fd) { Adopt(fd); });
+  if (!ConfigValue("unixsocket").empty()) unix_listener_.Start(w, [this](int fd) { Adopt(fd); });
   if (tls_.enabled()) {
     tls_listener_.Start(w, [this](int fd) {
       std::shared_ptr<TlsContext> ctx = tls_.Get();
@@ -465,9 +466,18 @@ int Server::Run() {
   }
   const std::string bind_address = config_.bind.substr(0, config_.bind.find(' '));
   const int tls_port = TlsPortFrom(registry_);
-  if (config_.port == 0 && tls_port == 0) {
+  const std::string unix_path = ConfigValue("unixsocket");
+  if (config_.port == 0 && tls_port == 0 && unix_path.empty()) {
     LogWarning("Configured to not listen anywhere, exiting.");
     return 1;
+  }
+  if (!unix_path.empty()) {
+    const unsigned perm = static_cast<unsigned>(
+        std::strtoul(ConfigValue("unixsocketperm").c_str(), nullptr, 8));  // octal, as Redis
+    if (!unix_listener_.BindUnix(unix_path, perm, &error)) {
+      LogWarning("Fatal: could not listen on unix socket " + error);
+      return 1;
+    }
   }
   if (config_.port != 0 && !listener_.Bind(bind_address, config_.port, &error)) {
     LogWarning("Fatal: could not listen on " + error);

@@ -3,11 +3,14 @@ and the per-client limits (timeout, query and output buffer limits, proto-max-bu
 protected mode). Everything but MAXAGE (Redis 7.4) also passes against redis-server 7.0.
 """
 
+import os
 import socket
+import stat
 import subprocess
 import time
 
 import pytest
+import redis
 
 from conftest import RespError, encode_command, wait_until
 
@@ -548,6 +551,28 @@ def test_tcp_keepalive_probes_new_clients_idle_connections(spawn_server):
     assert "keepalive" in t and "min" not in t, t  # at most 20 s left
     assert admin.cmd("CONFIG", "SET", "tcp-keepalive", "0") == "OK"
     assert "keepalive" not in timer_of_a_new_client()
+
+
+def test_unixsocket_serves_clients_with_its_permissions(spawn_server, tmp_path):
+    """unixsocket/unixsocketperm: the server also listens on a unix socket (mode from the
+    octal perm), redis-py and redis-cli talk to it, CLIENT LIST shows its path as addr and laddr
+    with flag U, and the socket file is removed at shutdown."""
+    path = str(tmp_path / "lavik.sock")
+    srv = spawn_server(extra_args=["--unixsocket", path, "--unixsocketperm", "700"])
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o700
+    c = redis.Redis(unix_socket_path=path, decode_responses=True, socket_timeout=10)
+    assert c.ping() is True
+    assert c.set("over-unix", "yes") is True
+    assert srv.client().get("over-unix") == "yes"  # the same data as over TCP
+    line = c.execute_command("CLIENT", "INFO")
+    f = fields(line)
+    assert f["addr"] == f"{path}:0" and f["laddr"] == f"{path}:0" and f["flags"] == "U", line
+    out = subprocess.run(["redis-cli", "-s", path, "GET", "over-unix"], capture_output=True,
+                         text=True, timeout=10)
+    assert out.stdout.strip() == "yes"
+    c.close()
+    assert srv.terminate() == 0
+    assert not os.path.exists(path)
 
 
 def test_query_buffer_limit_closes_only_that_client(spawn_server):
