@@ -5,6 +5,7 @@ CONFIG REWRITE without a config file is Redis behaviour and runs against redis-s
 the rest is about lavik's own log, config file and packaging (lavik_only)."""
 
 import configparser
+import os
 import re
 import shutil
 import signal
@@ -12,8 +13,9 @@ import subprocess
 import time
 
 import pytest
+import redis
 
-from conftest import LAVIK_BIN, REPO, RespError
+from conftest import LAVIK_BIN, REPO, TARGET, RespError, free_port
 
 PACKAGING = REPO / "packaging"
 
@@ -200,6 +202,51 @@ def test_sample_config_starts(spawn_server, tmp_path):
     s = spawn_server(argv=argv, workdir=tmp_path)
     assert s.client().ping() is True
     assert s.client().config_get("bind") == {"bind": "127.0.0.1"}
+
+
+def test_daemonize_forks_and_keeps_a_pidfile(tmp_path):
+    """daemonize yes: the command returns at once (exit 0) while the server goes on in the
+    background; pidfile holds the server's pid and is removed when it shuts down."""
+    port = free_port()
+    pidfile = tmp_path / "server.pid"
+    if TARGET == "redis":
+        argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", "--dir", str(tmp_path)]
+    else:
+        argv = [str(LAVIK_BIN), "--port", str(port), "--data-file", str(tmp_path / "lavik.data"),
+                "--log-dir", str(tmp_path / "logs")]
+    argv += ["--daemonize", "yes", "--pidfile", str(pidfile)]
+    launched = subprocess.run(argv, capture_output=True, timeout=30, cwd=tmp_path)
+    assert launched.returncode == 0, launched.stderr
+    assert wait_for(lambda: pidfile.exists() and pidfile.read_text().strip(), timeout=10)
+    pid = int(pidfile.read_text())
+    c = redis.Redis(port=port, decode_responses=True, socket_timeout=10)
+    try:
+        assert wait_for(lambda: quiet_ping(c), timeout=20)
+        assert c.info("server")["process_id"] == pid
+        try:
+            c.shutdown(nosave=True)  # redis-py takes the closed connection as the answer
+        except redis.ConnectionError:
+            pass
+    finally:
+        if not wait_for(lambda: not pid_alive(pid), timeout=20):
+            os.kill(pid, signal.SIGKILL)
+    assert not pidfile.exists()
+
+
+def quiet_ping(c):
+    try:
+        return c.ping()
+    except redis.RedisError:
+        return False
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def unit_file():
