@@ -65,15 +65,15 @@ int OpenListeningSocket(const std::string& address, int port, int backlog, int* 
   return fd;
 }
 
-bool Listener::Bind(const std::string& address, int port, std::string* error) {
+bool Listener::Bind(const std::string& address, int port, std::string* error, int backlog) {
   // A process killed with its accept still queued in io_uring keeps listening until the kernel
   // tears its ring down, a moment after the exit: a restart on the same port (kill -9, then
   // start again) waits that out; a port another server really holds still fails, in 3 s.
-  fd_ = OpenListeningSocket(address, port, 511, &port_, error, 3000);
+  fd_ = OpenListeningSocket(address, port, backlog, &port_, error, 3000);
   return fd_ >= 0;
 }
 
-bool Listener::BindUnix(const std::string& path, unsigned perm, std::string* error) {
+bool Listener::BindUnix(const std::string& path, unsigned perm, std::string* error, int backlog) {
   sockaddr_un un{};
   if (path.empty() || path.size() >= sizeof(un.sun_path)) {
     *error = path + ": a unix socket path must be 1 to " + std::to_string(sizeof(un.sun_path) - 1) +
@@ -89,7 +89,8 @@ bool Listener::BindUnix(const std::string& path, unsigned perm, std::string* err
   }
   unlink(path.c_str());  // a previous run's socket file (Redis does the same)
   if (bind(fd, reinterpret_cast<sockaddr*>(&un), sizeof(un)) != 0 ||
-      (perm != 0 && chmod(path.c_str(), static_cast<mode_t>(perm)) != 0) || listen(fd, 511) != 0) {
+      (perm != 0 && chmod(path.c_str(), static_cast<mode_t>(perm)) != 0) ||
+      listen(fd, backlog) != 0) {
     *error = path + ": " + std::strerror(errno);
     close(fd);
     return false;

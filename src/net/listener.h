@@ -27,12 +27,12 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
 
-  // Binds and listens (SO_REUSEADDR, backlog 511 like Redis's tcp-backlog). False + error text
+  // Binds and listens (SO_REUSEADDR, `backlog`: Redis's tcp-backlog). False + error text
   // ("127.0.0.1:6379: Address already in use") on failure.
-  bool Bind(const std::string& address, int port, std::string* error);
+  bool Bind(const std::string& address, int port, std::string* error, int backlog = 511);
   // A unix-domain socket at `path` instead (unixsocket, as Redis: a stale file there is removed
   // first; `perm` != 0 is chmod'ed onto it, unixsocketperm); Stop() removes the file.
-  bool BindUnix(const std::string& path, unsigned perm, std::string* error);
+  bool BindUnix(const std::string& path, unsigned perm, std::string* error, int backlog = 511);
   int port() const { return port_; }
 
   // Accepts on worker w's loop; on_accept(fd) gets each new socket (TCP_NODELAY set).

@@ -87,6 +87,18 @@ LogSeverity SeverityOf(LogLevel l) {
 
 bool Server::StartCluster(std::string* error) {
   if (ConfigValue("cluster-enabled") != "yes") return true;
+  // Refused rather than ignored: the bus would go out in the clear, and TLS peers could not
+  // talk to it.
+  const char* kNoBusTls =
+      "tls-cluster yes: Lavik's cluster bus has no TLS (clients may still use "
+      "tls-port)";
+  if (ConfigValue("tls-cluster") == "yes") {
+    *error = kNoBusTls;
+    return false;
+  }
+  registry_.OnChange("tls-cluster", [kNoBusTls](std::string_view v) {
+    return v == "yes" ? Status::Error(kNoBusTls) : Status::Ok();
+  });
   Cluster::Options o;
   o.config_file = ConfigValue("cluster-config-file");
   const std::string dir = ConfigValue("dir");
@@ -471,15 +483,16 @@ int Server::Run() {
     LogWarning("Configured to not listen anywhere, exiting.");
     return 1;
   }
+  const int backlog = std::atoi(ConfigValue("tcp-backlog").c_str());  // as Redis's tcp-backlog
   if (!unix_path.empty()) {
     const unsigned perm = static_cast<unsigned>(
         std::strtoul(ConfigValue("unixsocketperm").c_str(), nullptr, 8));  // octal, as Redis
-    if (!unix_listener_.BindUnix(unix_path, perm, &error)) {
+    if (!unix_listener_.BindUnix(unix_path, perm, &error, backlog)) {
       LogWarning("Fatal: could not listen on unix socket " + error);
       return 1;
     }
   }
-  if (config_.port != 0 && !listener_.Bind(bind_address, config_.port, &error)) {
+  if (config_.port != 0 && !listener_.Bind(bind_address, config_.port, &error, backlog)) {
     LogWarning("Fatal: could not listen on " + error);
     return 1;
   }
@@ -491,7 +504,7 @@ int Server::Run() {
     }
     tls_.Set(std::move(ctx));
     SetTlsLogSink([](std::string_view m) { Log(LogSeverity::kVerbose, m); });
-    if (!tls_listener_.Bind(bind_address, tls_port, &error)) {
+    if (!tls_listener_.Bind(bind_address, tls_port, &error, backlog)) {
       LogWarning("Fatal: could not listen on " + error);
       return 1;
     }

@@ -553,6 +553,15 @@ def test_tcp_keepalive_probes_new_clients_idle_connections(spawn_server):
     assert "keepalive" not in timer_of_a_new_client()
 
 
+def test_tcp_backlog_is_the_listening_sockets_backlog(spawn_server):
+    """tcp-backlog (511 by default) is the listen() backlog: ss shows it as the listening
+    socket's Send-Q."""
+    srv = spawn_server(extra_args=["--tcp-backlog", "100"])
+    out = subprocess.run(["ss", "-ltnH", f"( sport = :{srv.port} )"], capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[2] == "100", out  # State Recv-Q Send-Q Local Peer
+
+
 def test_unixsocket_serves_clients_with_its_permissions(spawn_server, tmp_path):
     """unixsocket/unixsocketperm: the server also listens on a unix socket (mode from the
     octal perm), redis-py and redis-cli talk to it, CLIENT LIST shows its path as addr and laddr

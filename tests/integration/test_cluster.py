@@ -11,7 +11,7 @@ import pytest
 import redis
 from redis.cluster import ClusterNode, RedisCluster
 
-from conftest import TARGET, ServerProcess, cluster_ports, err, key_slot
+from conftest import LAVIK_BIN, TARGET, ServerProcess, cluster_ports, err, key_slot
 
 BASE = 7100
 
@@ -628,3 +628,25 @@ def test_exec_in_a_migrating_slot(trio):
     assert err(e) == "TRYAGAIN Multiple keys request during rehashing of slot"
     assert tx.get("{mx}a") == "v"
     tx.close()
+
+
+@pytest.mark.lavik_only
+def test_tls_cluster_is_refused_not_ignored(tmp_path):
+    """Lavik's bus has no TLS: tls-cluster yes in cluster mode stops the start with the reason,
+    and CONFIG SET refuses it (Redis would encrypt the bus; silently not doing so is worse)."""
+    (port,) = ports(1)
+    argv = [str(LAVIK_BIN), "--port", str(port), "--data-file", str(tmp_path / "d.data"),
+            "--log-dir", str(tmp_path / "logs"), "--tls-cluster", "yes"] + cluster_args(tmp_path,
+                                                                                        port)
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0
+    assert "tls-cluster yes: Lavik's cluster bus has no TLS" in out.stdout + out.stderr
+    node = start_node(tmp_path, port)
+    try:
+        c = node.client()
+        with pytest.raises(redis.ResponseError) as e:
+            c.config_set("tls-cluster", "yes")
+        assert "Lavik's cluster bus has no TLS" in err(e)
+        assert c.config_set("tls-cluster", "no") is True
+    finally:
+        node.cleanup()
