@@ -219,6 +219,7 @@ std::shared_ptr<AclUser> Acl::NewUser(std::string_view name) const {
   auto u = std::make_shared<AclUser>();
   u->name = std::string(name);
   u->allowed.assign(words_, 0);
+  u->all_channels = pubsub_default_all_.load();
   return u;
 }
 
@@ -341,6 +342,7 @@ bool Acl::ApplyOp(AclUser* u, std::string_view op, std::string* reason) const {
          {"resetpass", "resetkeys", "resetchannels", "off", "sanitize-payload", "-@all"}) {
       ApplyOp(u, o, reason);
     }
+    if (pubsub_default_all_.load()) u->all_channels = true;  // acl-pubsub-default allchannels
   } else if (EqualsNoCase(op, "allkeys") || EqualsNoCase(op, "~*")) {
     u->all_keys = true;
     u->keys.clear();

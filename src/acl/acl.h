@@ -65,6 +65,8 @@ struct AclVerdict {
 class Acl {
  public:
   explicit Acl(const CommandTable& table);
+  // acl-pubsub-default allchannels: new users (and ACL SETUSER reset) get &*, as in Redis.
+  void set_pubsub_default_all(bool all) { pubsub_default_all_.store(all); }
 
   // Moves every time any user changes (acquire: a reader that sees it sees the new users).
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
@@ -151,6 +153,7 @@ class Acl {
   std::map<std::string, std::shared_ptr<const AclUser>, std::less<>> users_;
   std::atomic<uint64_t> version_{1};
   std::atomic<bool> default_needs_auth_{false};
+  std::atomic<bool> pubsub_default_all_{false};
 };
 
 // Redis's ACLMergeSelectorArguments: joins "(a" "b)" into one "(a b)" op. False on an unmatched

@@ -23,7 +23,7 @@ void AclLog::Add(AclLogEntry e) {
     }
   }
   entries_.push_front(std::move(e));
-  while (entries_.size() > kMaxLen) entries_.pop_back();
+  while (entries_.size() > max_len_) entries_.pop_back();
 }
 
 std::vector<AclLogEntry> AclLog::Newest(size_t count) const {

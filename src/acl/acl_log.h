@@ -1,7 +1,7 @@
 // AclLog: ACL LOG's entries — denied commands, keys, channels and failed AUTHs, newest first.
 // An entry equal to one of the 10 newest (same reason, context, object and user, within 60 s)
-// is merged into it (count + 1, moved to the front), as Redis 7.0 does; at most 128 are kept
-// (Redis's acllog-max-len default).
+// is merged into it (count + 1, moved to the front), as Redis 7.0 does; at most acllog-max-len
+// (default 128) are kept.
 //
 // Thread safety: every member may be called from any thread (one mutex; denials are rare).
 #pragma once
@@ -31,14 +31,19 @@ class AclLog {
   // Up to `count` newest entries.
   std::vector<AclLogEntry> Newest(size_t count) const;
   void Reset();
+  // acllog-max-len: applied, as Redis, when the next entry is added.
+  void set_max_len(size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    max_len_ = n;
+  }
 
  private:
-  static constexpr size_t kMaxLen = 128;
   static constexpr int64_t kGroupingMs = 60000;
   static constexpr size_t kScan = 10;
 
   mutable std::mutex mu_;
   std::deque<AclLogEntry> entries_;  // newest first
+  size_t max_len_ = 128;
 };
 
 }  // namespace lavik

@@ -65,6 +65,11 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   if (const std::string* n = registry_.Value("databases")) DbMap::SetCount(std::stoi(*n));
   DbMap::SetClusterMode(ConfigValue("cluster-enabled") == "yes");
   acl_ = std::make_unique<Acl>(table_);
+  acl_->set_pubsub_default_all(ConfigValue("acl-pubsub-default") == "allchannels");
+  registry_.OnChange("acl-pubsub-default", [this](std::string_view v) {
+    acl_->set_pubsub_default_all(v == "allchannels");  // users created from now on
+    return Status::Ok();
+  });
   if (!config_.requirepass.empty()) acl_->SetDefaultPassword(config_.requirepass);
   for (const auto& [name, value] : config_.extra_params) {
     if (name == "aclfile") aclfile_ = value;
@@ -87,6 +92,11 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
   stop_writes_on_save_error_.store(ConfigValue("stop-writes-on-bgsave-error") == "yes");
   registry_.OnChange("stop-writes-on-bgsave-error", [this](std::string_view v) {
     stop_writes_on_save_error_.store(v == "yes");
+    return Status::Ok();
+  });
+  acl_log_.set_max_len(std::strtoull(ConfigValue("acllog-max-len").c_str(), nullptr, 10));
+  registry_.OnChange("acllog-max-len", [this](std::string_view v) {
+    acl_log_.set_max_len(std::strtoull(std::string(v).c_str(), nullptr, 10));
     return Status::Ok();
   });
   has_save_points_.store(!ConfigValue("save").empty());

@@ -433,3 +433,36 @@ def test_aclfile_bad_file_aborts_startup(spawn_server, tmp_path):
     with pytest.raises(RuntimeError) as e:
         spawn_server(extra_args=["--aclfile", str(path)])
     assert "exited with code 1" in str(e.value)
+
+
+def test_acllog_max_len_bounds_the_log(acl, server):
+    """acllog-max-len: at most that many entries are kept, as the next one is added."""
+    try:
+        assert acl.config_set("acllog-max-len", 2) is True
+        for name in ("la", "lb", "lc", "ld"):  # failed AUTHs of four users: four entries
+            with pytest.raises(redis.ResponseError):
+                redis.Redis(host=server.host, port=server.port, username=name,
+                            password="bad").ping()
+        log = acl.execute_command("ACL", "LOG")
+        entries = [dict(zip(e[0::2], e[1::2])) if isinstance(e, list) else e for e in log]
+        assert [e["username"] for e in entries] == ["ld", "lc"]
+    finally:
+        acl.config_set("acllog-max-len", 128)
+
+
+def test_acl_pubsub_default_sets_new_users_channels(acl):
+    """acl-pubsub-default (resetchannels in 7.0): the channels a new user, or one reset, gets."""
+    try:
+        assert acl.config_set("acl-pubsub-default", "allchannels") is True
+        assert acl.execute_command("ACL", "SETUSER", "pa", "on") == "OK"
+        assert getuser(acl, "pa")["channels"] == "&*"
+        assert acl.execute_command("ACL", "SETUSER", "pa", "resetchannels") == "OK"
+        assert getuser(acl, "pa")["channels"] == ""
+        assert acl.execute_command("ACL", "SETUSER", "pa", "reset") == "OK"
+        assert getuser(acl, "pa")["channels"] == "&*"
+        assert acl.config_set("acl-pubsub-default", "resetchannels") is True
+        assert acl.execute_command("ACL", "SETUSER", "pb", "on") == "OK"
+        assert getuser(acl, "pb")["channels"] == ""
+        assert getuser(acl, "pa")["channels"] == "&*"  # existing users keep theirs
+    finally:
+        acl.config_set("acl-pubsub-default", "resetchannels")
