@@ -236,7 +236,8 @@ Task EvalGeneric(Context& ctx, Source source, bool read_only) {
   }
   // Over maxmemory, a script that declared its flags and may write without allow-oom is refused
   // before it runs (Redis derives denyoom from its flags); inside EXEC it gets the flag's text.
-  run.oom_at_start = ctx.services->over_memory_limit && ctx.services->over_memory_limit();
+  run.oom_at_start =
+      !ctx.from_master && ctx.services->over_memory_limit && ctx.services->over_memory_limit();
   if (run.oom_at_start && run.shebang && !run.no_writes && !run.allow_oom) {
     ctx.reply->Error(ctx.in_exec ? kErrOomScriptFlag : kErrOOM);
     co_return;

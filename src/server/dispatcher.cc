@@ -349,8 +349,9 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     obs_->CommandRejected(c.worker()->id(), spec);
     return Result::kDone;
   }
-  // Writes that would grow memory are refused while the non-evictable part is over the limit.
-  if ((spec->flags & kCmdDenyOom) && memory_guard_->oom()) {
+  // Writes that would grow memory are refused while the non-evictable part is over the limit
+  // (never our master's stream: a write refused there would be lost on this replica).
+  if ((spec->flags & kCmdDenyOom) && !cl->master && MemoryRefusesWrites()) {
     obs_->CommandRejected(c.worker()->id(), spec);  // rejected_calls, as Redis counts OOM
     w.Error(kErrOOM);
     return Result::kDone;

@@ -227,10 +227,20 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
     replica_->set_serve_stale_config(v == "yes");
     return Status::Ok();
   });
-  services_.over_memory_limit = [guard = memory_guard_.get()] { return guard->oom(); };
+  replica_ignore_maxmemory_.store(ConfigValue("replica-ignore-maxmemory") == "yes");
+  registry_.OnChange("replica-ignore-maxmemory", [this](std::string_view v) {
+    replica_ignore_maxmemory_.store(v == "yes");
+    return Status::Ok();
+  });
+  services_.over_memory_limit = [this] { return MemoryRefusesWrites(); };
   ConfigureScripting(registry_);
   SetScriptBusyHook(&Server::OnScriptBusy, this);
   run_id_ = RandomHex(40);
+}
+
+bool Server::MemoryRefusesWrites() const {
+  return memory_guard_->oom() &&
+         !(replica_ignore_maxmemory_.load(std::memory_order_relaxed) && replica_->following());
 }
 
 Server::~Server() {

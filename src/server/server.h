@@ -123,6 +123,9 @@ class Server : public RequestHandler {
   bool defrag_paused() const { return defrag_paused_.load(std::memory_order_relaxed); }
   MemoryGuard& memory_guard() { return *memory_guard_; }  // any thread (see memory_guard.h)
   SaveState& save_state() { return save_state_; }
+  // Over the memory limit, unless this is a replica with replica-ignore-maxmemory yes (as
+  // Redis's performEvictions, which then never fails).
+  bool MemoryRefusesWrites() const;
   // stop-writes-on-bgsave-error yes, save points set, and the last background save failed.
   bool DiskErrorDeniesWrites() const {
     return !save_state_.last_ok.load(std::memory_order_relaxed) &&
@@ -194,6 +197,7 @@ class Server : public RequestHandler {
   std::atomic<int64_t> tcp_keepalive_s_{0};  // tcp-keepalive, for the next accepted client
   std::atomic<bool> stop_writes_on_save_error_{true};  // stop-writes-on-bgsave-error
   std::atomic<bool> has_save_points_{false};           // CONFIG save is not empty
+  std::atomic<bool> replica_ignore_maxmemory_{true};   // replica-ignore-maxmemory
   std::unique_ptr<MemoryGuard> memory_guard_;
   SaveState save_state_;
   std::atomic<bool> shutdown_requested_{false};

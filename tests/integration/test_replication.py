@@ -970,3 +970,20 @@ def test_partial_resync_continues_in_the_streams_database(spawn_server):
     assert wait_until(lambda: caught_up(client(master), r), SYNC_TIMEOUT_S)
     assert client(replica, db=5).mget("before", "mid", "after") == ["1", "3", "2"]
     assert client(replica, db=0).get("after") is None
+
+
+def test_a_replica_over_maxmemory_applies_every_write_of_its_master(spawn_server):
+    """replica-ignore-maxmemory yes (the default): a replica over its maxmemory still applies
+    everything its master sends (a refused write would be lost on it for good)."""
+    master = spawn_master(spawn_server)
+    m = client(master)
+    replica = spawn_server(extra_args=["--maxmemory", "1mb"])
+    r = follow(replica, master)
+    pipe = m.pipeline(transaction=False)
+    for i in range(3000):
+        pipe.set(f"big:{i}", "x" * 1024)
+    pipe.execute()
+    m.set("last", "1")
+    assert wait_until(quiet(lambda: r.get("last") == "1"), SYNC_TIMEOUT_S)
+    assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
+    assert r.dbsize() == m.dbsize() == 3001
