@@ -132,7 +132,7 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
 
 bool RemoteCommand::RejectIfBusy(RemoteCommand* m) {
   const std::string_view busy = ScriptBusyError();
-  if (busy.empty() || (m->ctx.spec->flags & kCmdAllowBusy)) return false;
+  if (busy.empty() || (m->ctx.spec->flags & kCmdAllowBusy) || m->ctx.from_master) return false;
   m->writer.set_error_sink(m->server->obs_->stats.error_sink(Worker::Current()->id()));
   m->writer.Error(busy);
   m->rejected = true;
@@ -384,7 +384,11 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     w.Error(kErrLoading);
     return Result::kDone;
   }
-  if (std::string_view busy = ScriptBusyError(); !busy.empty() && !(spec->flags & kCmdAllowBusy)) {
+  // Our master's stream is never refused for a busy script (its replies are dropped: the write
+  // would be lost); a command for the script's shards waits for them, as Redis holds its
+  // master's input until the script ends.
+  if (std::string_view busy = ScriptBusyError();
+      !busy.empty() && !(spec->flags & kCmdAllowBusy) && !cl->master) {
     obs_->CommandRejected(c.worker()->id(), spec);  // a script past busy-reply-threshold
     w.Error(busy);
     return Result::kDone;

@@ -987,3 +987,38 @@ def test_a_replica_over_maxmemory_applies_every_write_of_its_master(spawn_server
     assert wait_until(quiet(lambda: r.get("last") == "1"), SYNC_TIMEOUT_S)
     assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
     assert r.dbsize() == m.dbsize() == 3001
+
+
+def test_a_busy_script_on_the_replica_delays_the_stream_and_loses_nothing(spawn_server):
+    """A script past busy-reply-threshold on the replica: clients get -BUSY, but the master's
+    stream is held until the script ends (as Redis holds its master's input), never refused."""
+    master = spawn_master(spawn_server)
+    m = client(master)
+    replica = spawn_server()
+    r = follow(replica, master)
+    assert r.config_set("busy-reply-threshold", 100) is True
+    busy = "local s = tonumber(redis.call('TIME')[1]) " \
+           "while tonumber(redis.call('TIME')[1]) - s < 2 do end return 1"
+    done = []
+    t = threading.Thread(target=lambda: done.append(client(replica).eval(busy, 0)))
+    t.start()
+    try:
+        assert wait_until(lambda: busy_now(replica), 5)
+        for i in range(100):
+            m.set(f"during:{i}", i)
+    finally:
+        t.join(10)
+    assert done == [1]
+    m.set("last", "1")
+    assert wait_until(quiet(lambda: r.get("last") == "1"), SYNC_TIMEOUT_S)
+    assert [r.get(f"during:{i}") for i in range(100)] == [str(i) for i in range(100)]
+
+
+def busy_now(server):
+    try:
+        client(server).ping()
+        return False
+    except redis.exceptions.BusyLoadingError:
+        return False
+    except redis.ResponseError as e:
+        return str(e).startswith("BUSY")
