@@ -229,7 +229,7 @@ const CommandSpec* FindCommand(const ScriptRun& run) {
 // Whether the script's user may run the command (ACL).
 bool AclAllows(const ScriptRun& run, const CommandSpec& spec) {
   const ClientState* cl = run.ctx->client;
-  return cl == nullptr || cl->acl_user == nullptr || cl->acl_user->unrestricted ||
+  return cl == nullptr || cl->master || cl->acl_user == nullptr || cl->acl_user->unrestricted ||
          run.ctx->services->acl->Check(*cl->acl_user, spec, run.call_argv).kind == AclVerdict::kOk;
 }
 

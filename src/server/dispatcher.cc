@@ -339,8 +339,12 @@ RequestHandler::Result Server::OnRequest(Connection& c, std::span<const std::str
     return Result::kDone;
   }
   cl->last_command = spec->name;  // before the ACL check: ACL LOG's client-info names it
-  if (cl->acl_version != acl_->version() && !AclRefreshUser(*this, *cl)) return Result::kClose;
-  if (!cl->acl_user->unrestricted && !AclPermitOrReply(*this, *cl, *spec, args)) {
+  // Our master's link answers to no user (Redis's master client has none): ACL rules written on
+  // the replica, or the default user's removal, never refuse or close its stream.
+  if (!cl->master && cl->acl_version != acl_->version() && !AclRefreshUser(*this, *cl)) {
+    return Result::kClose;
+  }
+  if (!cl->master && !cl->acl_user->unrestricted && !AclPermitOrReply(*this, *cl, *spec, args)) {
     obs_->CommandRejected(c.worker()->id(), spec);  // NOPERM counts as rejected, as in Redis
     return Result::kDone;
   }

@@ -1022,3 +1022,21 @@ def busy_now(server):
         return False
     except redis.ResponseError as e:
         return str(e).startswith("BUSY")
+
+
+def test_acl_rules_on_the_replica_never_refuse_its_masters_stream(spawn_server):
+    """The master's link answers to no ACL user (as Redis's master client): the replica's
+    default user losing SET, INCR and EVAL does not stop those writes from applying."""
+    master = spawn_master(spawn_server)
+    m = client(master)
+    replica = spawn_server()
+    r = follow(replica, master)
+    assert r.execute_command("ACL", "SETUSER", "default", "-set", "-incr", "-eval") == "OK"
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        r.set("mine", 1)
+    m.set("k", "v")
+    m.incr("n")
+    m.eval("redis.call('SET', 'from-script', 'yes')", 0)
+    m.set("last", "1")
+    assert wait_until(quiet(lambda: r.get("last") == "1"), SYNC_TIMEOUT_S)
+    assert (r.get("k"), r.get("n"), r.get("from-script")) == ("v", "1", "yes")
