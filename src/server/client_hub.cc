@@ -400,8 +400,9 @@ void ClientHub::CloseIdleClients(int id, int64_t now_ms) {
   const int64_t limit_ms = timeout_s_.load(std::memory_order_relaxed) * 1000;
   for (ClientState* cl = server_->clients_of(id); cl != nullptr; cl = cl->next) {
     // As Redis: monitors, replicas (a TLS one's connection reads nothing: the Master's thread
-    // does), and clients waiting on a command, are never idle-closed.
-    if (cl->monitor || cl->replica || cl->pending || cl->conn->closing()) continue;
+    // does), our own master's link (it may be quiet between pings), and clients waiting on a
+    // command, are never idle-closed.
+    if (cl->monitor || cl->replica || cl->master || cl->pending || cl->conn->closing()) continue;
     if (now_ms - cl->conn->last_active_ms() > limit_ms) {
       Log(LogSeverity::kVerbose, "Closing idle client");
       cl->conn->Abort();

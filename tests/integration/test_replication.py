@@ -1040,3 +1040,20 @@ def test_acl_rules_on_the_replica_never_refuse_its_masters_stream(spawn_server):
     m.set("last", "1")
     assert wait_until(quiet(lambda: r.get("last") == "1"), SYNC_TIMEOUT_S)
     assert (r.get("k"), r.get("n"), r.get("from-script")) == ("v", "1", "yes")
+
+
+def test_timeout_never_closes_the_link_to_the_master(spawn_server):
+    """timeout on the replica idle-closes clients, never its link to its master (quiet between
+    the master's pings), as Redis: the master keeps the same replica connection."""
+    master = spawn_master(spawn_server, extra=["--repl-ping-replica-period", "10"])
+    m = client(master)
+    replica = spawn_server()
+    r = follow(replica, master)
+    assert r.config_set("timeout", 1) is True
+    (before,) = m.client_list(_type="replica")
+    time.sleep(3.5)
+    (after,) = m.client_list(_type="replica")
+    assert after["id"] == before["id"]
+    assert link_up(r)
+    m.set("after-idle", 1)
+    assert wait_until(quiet(lambda: r.get("after-idle") == "1"), SYNC_TIMEOUT_S)
