@@ -34,6 +34,9 @@
 namespace lavik {
 namespace {
 
+constexpr const char* kNoClientEviction =
+    "maxmemory-clients: Lavik does not evict clients; only 0 (off, Redis's default) is accepted";
+
 SyncPolicy NamedSyncPolicy(std::string_view name) {
   return name == "always" ? SyncPolicy::kAlways
          : name == "no"   ? SyncPolicy::kNo
@@ -478,6 +481,14 @@ int Server::Run() {
   }
   const std::string bind_address = config_.bind.substr(0, config_.bind.find(' '));
   const int tls_port = TlsPortFrom(registry_);
+  // Client eviction (Redis 7.0's maxmemory-clients) is not there: refused, not ignored.
+  if (ConfigValue("maxmemory-clients") != "0") {
+    LogWarning(std::string("Fatal: ") + kNoClientEviction);
+    return 1;
+  }
+  registry_.OnChange("maxmemory-clients", [](std::string_view v) {
+    return v == "0" ? Status::Ok() : Status::Error(kNoClientEviction);
+  });
   const std::string unix_path = ConfigValue("unixsocket");
   if (config_.port == 0 && tls_port == 0 && unix_path.empty()) {
     LogWarning("Configured to not listen anywhere, exiting.");

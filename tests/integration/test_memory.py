@@ -4,10 +4,12 @@ error while reads and deletes keep working, and accepts writes again once memory
 The first test runs against redis-server too (its `maxmemory` with the default noeviction
 policy); the others are about lavik's --max-memory flag and CONFIG parameter."""
 
+import subprocess
 
 import pytest
+import redis
 
-from conftest import RespError, wait_until
+from conftest import LAVIK_BIN, RespError, free_port, wait_until
 
 OOM = RespError("OOM command not allowed when used memory > 'maxmemory'.")
 BATCH = 1000
@@ -136,3 +138,19 @@ def test_max_memory_config_set_live(spawn_server):
 def test_max_memory_flag_units(spawn_server):
     s = spawn_server(extra_args=["--max-memory", "3gb"])
     assert s.client().config_get("max-memory") == {"max-memory": str(3 << 30)}
+
+
+@pytest.mark.lavik_only
+def test_maxmemory_clients_is_refused_not_ignored(spawn_server, tmp_path):
+    """Client eviction is not there: maxmemory-clients other than 0 stops the start with the
+    reason and CONFIG SET refuses it (0, Redis's default, is accepted)."""
+    out = subprocess.run([str(LAVIK_BIN), "--port", str(free_port()), "--maxmemory-clients",
+                          "1mb", "--data-file", str(tmp_path / "d.data"), "--log-dir",
+                          str(tmp_path / "logs")], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1
+    assert "maxmemory-clients: Lavik does not evict clients" in out.stdout + out.stderr
+    c = spawn_server().client()
+    with pytest.raises(redis.ResponseError) as e:
+        c.config_set("maxmemory-clients", "10%")
+    assert "Lavik does not evict clients" in str(e.value)
+    assert c.config_set("maxmemory-clients", "0") is True
