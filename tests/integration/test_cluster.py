@@ -123,15 +123,17 @@ def test_cluster_client_reads_and_writes(trio):
     nodes, clients, ps = trio
     rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", p) for p in ps],
                       decode_responses=True, socket_timeout=30)
-    n = 10000
-    pipe = rc.pipeline()
-    for i in range(n):
-        pipe.set(f"key:{i}", f"value:{i}")
-    assert all(pipe.execute())
-    pipe = rc.pipeline()
-    for i in range(n):
-        pipe.get(f"key:{i}")
-    assert pipe.execute() == [f"value:{i}" for i in range(n)]
+    n = 100_000  # issue #15's figure
+    for start in range(0, n, 10_000):
+        pipe = rc.pipeline()
+        for i in range(start, start + 10_000):
+            pipe.set(f"key:{i}", f"value:{i}")
+        assert all(pipe.execute())
+    for start in range(0, n, 10_000):
+        pipe = rc.pipeline()
+        for i in range(start, start + 10_000):
+            pipe.get(f"key:{i}")
+        assert pipe.execute() == [f"value:{i}" for i in range(start, start + 10_000)]
     # Every node holds only its own slots' keys, and they add up.
     total = sum(c.dbsize() for c in clients)
     assert total == n
