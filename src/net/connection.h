@@ -110,6 +110,10 @@ class Connection {
 
   // Stricter protocol limits before AUTH, as Redis applies them (see RequestParser).
   void set_auth_required(bool required) { parser_.set_auth_required(required); }
+  // A connection this server opened (the link to our master), not one it accepted: maxclients
+  // and protected mode, which are about accepted clients, leave it alone (as Redis).
+  void set_outbound(bool outbound) { outbound_ = outbound; }
+  bool outbound() const { return outbound_; }
   // proto-max-bulk-len for the requests parsed from now on.
   void set_max_bulk_len(size_t bytes) { parser_.set_max_bulk_len(bytes); }
   // client-query-buffer-limit for every connection (any thread).
@@ -195,6 +199,7 @@ class Connection {
   bool closing_ = false;  // stop reading; close once output is sent
   bool closed_ = false;   // socket shut; waiting for in-flight ops
   bool eof_ = false;
+  bool outbound_ = false;
   bool detached_ = false;  // DetachTls gave the socket's I/O away
 };
 

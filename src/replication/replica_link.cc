@@ -33,6 +33,7 @@ void Field(std::string* out, std::string_view name, int64_t value) {
 }  // namespace
 
 void Replica::OnOpen(Connection& c) {
+  c.set_outbound(true);
   deps_.server->OnOpen(c);  // a ClientState, counted and listed as every client is
   auto* cl = static_cast<ClientState*>(c.user_data);
   cl->master = true;

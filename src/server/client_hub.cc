@@ -139,8 +139,9 @@ void ClientHub::ApplyProtoMaxBulkLen(int worker) {
 bool ClientHub::OnOpen(ClientState* cl) {
   Connection* c = cl->conn;
   c->set_max_bulk_len(proto_max_bulk_len_.load(std::memory_order_relaxed));
-  if (ProtectedModeDenies(protected_mode_.load(std::memory_order_relaxed), server_->auth_required(),
-                          bind_, HostOf(c->peer()))) {
+  // Protected mode is about accepted clients: never our own link to our master (as Redis).
+  if (!c->outbound() && ProtectedModeDenies(protected_mode_.load(std::memory_order_relaxed),
+                                            server_->auth_required(), bind_, HostOf(c->peer()))) {
     c->output()->append("-").append(kProtectedModeDenied).append("\r\n");
     c->CloseAfterReply();
     return false;

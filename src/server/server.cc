@@ -500,7 +500,7 @@ void Server::OnOpen(Connection& c) {
   int64_t now_connected = connected_clients_.fetch_add(1) + 1;
   if (draining_[w] != 0) {
     c.Abort();
-  } else if (now_connected > maxclients()) {
+  } else if (now_connected > maxclients() && !c.outbound()) {  // not our master's link
     c.output()->append("-ERR max number of clients reached\r\n");
     c.CloseAfterReply();
     stats_[w]->rejected_connections.Add();

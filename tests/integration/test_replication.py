@@ -1057,3 +1057,16 @@ def test_timeout_never_closes_the_link_to_the_master(spawn_server):
     assert link_up(r)
     m.set("after-idle", 1)
     assert wait_until(quiet(lambda: r.get("after-idle") == "1"), SYNC_TIMEOUT_S)
+
+
+def test_maxclients_does_not_count_against_the_link_to_the_master(spawn_server):
+    """maxclients bounds accepted clients: a replica whose one allowed client is in use still
+    opens its link to the master (Redis checks maxclients when it accepts)."""
+    master = spawn_master(spawn_server)
+    m = client(master)
+    m.set("k", "v")
+    replica = spawn_server(extra_args=["--maxclients", "1"])
+    r = follow(replica, master)  # r is the replica's one client
+    m.set("after", "1")
+    assert wait_until(quiet(lambda: r.get("after") == "1"), SYNC_TIMEOUT_S)
+    assert r.get("k") == "v"
