@@ -83,6 +83,17 @@ inline void TakeSeqNow(Context& ctx) {
   if (ctx.repl != nullptr && ctx.repl->seq == 0) ctx.repl->seq = TakeSeq();
 }
 
+// A single-shard write suspending for the first time (the dispatcher): if it already changed
+// the store (`dirty`, the store's write count now, moved since it started — nothing else ran
+// on the worker in between), its place in the stream is now, not when it finishes: a write
+// that waits for the device after placing its record (appendfsync always) cannot be overtaken
+// by a later write to the same key that finishes first.
+inline void TakeSeqIfWritten(Context& ctx, uint64_t dirty) {
+  if (ctx.repl->seq == 0 && !ctx.repl->batch && dirty != ctx.repl->dirty0) {
+    ctx.repl->seq = TakeSeq();
+  }
+}
+
 struct Entry {
   uint64_t seq = 0;
   std::vector<ReplOp> ops;

@@ -127,6 +127,8 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
   } else if (SuspendedWriteCounts(*m->ctx.spec)) {
     shard.WriteSuspended();
     m->write_suspended = true;
+    if (m->ctx.repl != nullptr) [[unlikely]]
+      repl::TakeSeqIfWritten(m->ctx, shard.store.stats().dirty);
   }
 }
 
@@ -490,6 +492,8 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   if (single_shard_write) {
     shards_->local().WriteSuspended();
     cl->write_suspended = true;
+    if (ctx.repl != nullptr) [[unlikely]]
+      repl::TakeSeqIfWritten(ctx, shards_->local().store.stats().dirty);
   }
   cl->pending = true;
   return Result::kPending;

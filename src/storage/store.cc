@@ -34,6 +34,24 @@ std::string_view TypeName(ValueType t) {
 
 namespace {
 
+// Waits in Store::large_in_flight_ for a key's large record to be in place (EndLargeFlight
+// resumes it on a later loop turn).
+class KeyFlightWait : private MailboxItem {
+ public:
+  explicit KeyFlightWait(std::vector<MailboxItem*>* waiters) : waiters_(waiters) {}
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) {
+    handle_ = h;
+    run = [](MailboxItem* item) { static_cast<KeyFlightWait*>(item)->handle_.resume(); };
+    waiters_->push_back(this);
+  }
+  void await_resume() {}
+
+ private:
+  std::vector<MailboxItem*>* waiters_;
+  std::coroutine_handle<> handle_;
+};
+
 constexpr uint64_t kAnyLoc = ~uint64_t{0};
 // How long a write waits for defrag to free space before it reports the device full.
 constexpr int64_t kNoSpaceWaitUs = 2'000'000;
@@ -327,6 +345,13 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
                                   std::string_view value, int64_t expire_ms, uint8_t flags,
                                   uint64_t expect, uint64_t* loc_out, bool* applied,
                                   Effect effect) {
+  // A large record of this key still on its way to the device comes first (it was issued
+  // first): wait for it, so `expect` below sees where it landed.
+  while (!large_in_flight_.empty()) [[unlikely]] {
+      auto it = large_in_flight_.find(fp);
+      if (it == large_in_flight_.end()) break;
+      co_await KeyFlightWait(&it->second);
+    }
   *applied = false;
   const size_t len = RecordLength(key.size(), value.size());
   const bool tombstone = effect == Effect::kTombstone;
@@ -443,8 +468,6 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
   file_->seq(first).store(seg_seq);
   // Appends after this one must land in a newer segment than the run (log order).
   log_.ForceNewSegment();
-  uint64_t before = 0;
-  index_.Get(fp, &before);
   AlignedBuffer buf(AlignUp(kBlockSize + len));
   SegmentHeader sh;
   sh.seq = seg_seq;
@@ -460,9 +483,11 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
   h.expire_ms = expire_ms;
   EncodeRecord(h, key, value, seg_seq, buf.data() + kBlockSize);
   const uint64_t start = file_->SegmentOffset(first);
+  large_in_flight_.try_emplace(fp);  // Append made every other write of the key wait for it
   int res = co_await device_->Write(buf.data(), buf.size(), start);
   if (res >= 0 && sync_ == SyncPolicy::kAlways) res = co_await device_->Sync();
   if (res < 0) {
+    EndLargeFlight(fp);
     file_->ReleaseSegment(first);
     for (uint32_t i = 1; i < count; ++i) file_->ReleaseSegment(first + i);
     co_return Failure(std::string("write of the data file failed: ") + std::strerror(-res));
@@ -472,19 +497,32 @@ TaskOf<WriteResult> Store::AppendLarge(std::string_view key, uint64_t fp, ValueT
   large_lens_[l] = len;
   *loc_out = l;
   Account(l, len);
-  uint64_t now_at = 0;
-  index_.Get(fp, &now_at);
-  if (now_at != before) {
-    // The key was written again while this record was in flight: that write is newer.
-    Unaccount(l);
-    co_return WriteResult{};
-  }
+  // No other write of the key landed meanwhile (they wait in Append) and FLUSHALL / FLUSHDB
+  // waited for this one (LargeWritesLanded); the key may have expired meanwhile, which this
+  // write, issued after the expiry's check, replaces like any other write.
   if (KeyspaceEventsOn(kNotifyNew | kNotifyExpired)) [[unlikely]]
     ReportCreate(fp, key, type);
   Install(fp, l, expire_ms);
   chunks_.NoteWrite(fp, value, IsChunkableType(type));
   ++stats_.dirty;
+  EndLargeFlight(fp);
   co_return WriteResult{};
+}
+
+void Store::EndLargeFlight(uint64_t fp) {
+  auto node = large_in_flight_.extract(fp);
+  if (node.empty()) return;
+  for (MailboxItem* waiter : node.mapped()) {
+    if (Worker* w = Worker::Current()) {
+      w->Defer(waiter);  // after this write's command has finished its turn
+    } else {
+      waiter->run(waiter);
+    }
+  }
+}
+
+Task Store::LargeWritesLanded() {
+  while (!large_in_flight_.empty() && Worker::Current() != nullptr) co_await YieldToLoop();
 }
 
 uint32_t Store::RunLength(uint64_t record_len) const {

@@ -37,6 +37,7 @@
 
 #include "base/db_key.h"
 #include "base/slot.h"
+#include "runtime/mailbox.h"
 #include "runtime/task.h"
 #include "runtime/task_of.h"
 #include "storage/chunk_format.h"
@@ -384,6 +385,10 @@ class Store {
                              Effect effect = Effect::kInstall);
   TaskOf<WriteResult> AppendLarge(std::string_view key, uint64_t fp, ValueType type,
                                   std::string_view value, int64_t expire_ms, uint64_t* loc_out);
+  // Resumes the writes waiting for the large record of `fp` (on a later loop turn).
+  void EndLargeFlight(uint64_t fp);
+  // Suspends until no large record is on its way to the device (FLUSHALL / FLUSHDB).
+  Task LargeWritesLanded();
   void Install(uint64_t fp, uint64_t loc, int64_t expire_ms);
   // Keeps internal_records_ and db_keys_ right when the index entry of `fp` goes from old_loc
   // to new_loc (0: absent).
@@ -431,6 +436,10 @@ class Store {
   // segment seq. Defrag keeps relocating them until SweepTombstones drops them.
   std::unordered_map<uint64_t, uint64_t> tombstones_;
   std::unordered_map<uint64_t, uint32_t> large_lens_;  // loc → length, for large records
+  // Keys with a large record on its way to the device (AppendLarge): fingerprint → the writes
+  // to the same key waiting for it to be in place (Append), resumed on a later loop turn, so a
+  // write issued after the large one never lands before it (doc/storage-format.md).
+  std::unordered_map<uint64_t, std::vector<MailboxItem*>> large_in_flight_;
   // Dead large runs to free: (first segment, segments in the run).
   std::vector<std::pair<uint32_t, uint32_t>> pending_release_;
   std::vector<std::pair<uint32_t, uint32_t>> flushed_runs_;  // large runs dropped by FLUSHALL

@@ -27,6 +27,7 @@ void Store::Clear() {
 
 Task Store::PrepareFlush(bool* ok) {
   co_await log_.FlushAndSync(ok);
+  co_await LargeWritesLanded();  // issued before the flush: flushed with the rest
   if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, -1);
   if (tracking_observer_ != nullptr) tracking_observer_->BeforeFlush(*this, -1);
   for (const auto& [l, len] : large_lens_)
@@ -54,6 +55,7 @@ void Store::ReleaseFlushed(uint64_t flush_seq) {
 
 Task Store::FlushDb(int db, bool* ok) {
   co_await log_.FlushAndSync(ok);
+  co_await LargeWritesLanded();
   if (key_observer_ != nullptr) key_observer_->BeforeFlush(*this, db);
   if (tracking_observer_ != nullptr) tracking_observer_->BeforeFlush(*this, db);
   std::vector<std::pair<uint64_t, uint64_t>> doomed;

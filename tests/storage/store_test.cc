@@ -23,6 +23,7 @@ using storage_test::DelIf;
 using storage_test::Flush;
 using storage_test::Get;
 using storage_test::GetAt;
+using storage_test::HeldDevice;
 using storage_test::Put;
 using storage_test::PutIf;
 using storage_test::ReadOutcome;
@@ -401,6 +402,46 @@ TEST_F(StoreTest, LargeRecordOfSeveralSegmentsIsWrittenReadAndReleased) {
   ASSERT_TRUE(DecodeSegmentHeader(head.data(), &h));
   EXPECT_EQ(h.kind, SegmentKind::kFree);
   EXPECT_EQ(Get(*s, "big").value, "small now");
+}
+
+// Regression test; before this change (src/storage/store.cc, Store::Append/AppendLarge): a write
+// of a key whose large record was still on its way to the device landed at once, and the large
+// record was then dropped as older (an APPEND that had read the value before it was lost under
+// it; on a replica the two arrived in the other order). Now the later write waits for it.
+TEST_F(StoreTest, AWriteOfAKeyWaitsForItsLargeRecordInFlight) {
+  StoreOptions o = NoCache();
+  o.buffer_bytes = 64 << 10;
+  auto held = std::make_unique<HeldDevice>(file_.file()->fd());
+  HeldDevice* dev = held.get();
+  Store s(0, file_.file(), std::move(held), o);
+  ASSERT_TRUE(Put(s, "k", "old").ok());
+  ASSERT_TRUE(Put(s, "other", "x").ok());
+  const uint64_t old_loc = s.Lookup("k", NowMs()).loc;
+  const std::string big = Value(1 << 20, 2);
+  dev->hold = true;
+  WriteResult big_w = storage_test::Unfinished();
+  Task big_t = storage_test::WriteTask(&s, "k", ValueType::kString, big, 0, &big_w);
+  ASSERT_FALSE(big_t.Start(nullptr, nullptr));  // its write waits in the device
+  ASSERT_EQ(dev->pending(), 1u);
+  // An APPEND's write, from the value it read before: it waits, then finds the key moved.
+  bool applied = true;
+  WriteResult cas_w = storage_test::Unfinished();
+  Task cas_t = storage_test::WriteIfTask(&s, "k", old_loc, ValueType::kString, "old+tail", 0,
+                                         &applied, &cas_w);
+  EXPECT_FALSE(cas_t.Start(nullptr, nullptr));
+  WriteResult set_w = storage_test::Unfinished();
+  Task set_t = storage_test::WriteTask(&s, "k", ValueType::kString, "small", 0, &set_w);
+  EXPECT_FALSE(set_t.Start(nullptr, nullptr));
+  EXPECT_TRUE(Get(s, "k").value == "old");  // reads go on meanwhile
+  ASSERT_TRUE(Put(s, "other", "y").ok());   // and so do writes of other keys
+  EXPECT_EQ(dev->pending(), 1u);
+  dev->hold = false;
+  ASSERT_TRUE(dev->Step());  // the large record lands, then the waiting writes run
+  EXPECT_TRUE(big_w.ok()) << big_w.error;
+  EXPECT_TRUE(cas_w.ok()) << cas_w.error;
+  EXPECT_FALSE(applied);
+  EXPECT_TRUE(set_w.ok()) << set_w.error;
+  EXPECT_TRUE(Get(s, "k").value == "small");
 }
 
 // Regression test; before 2bc9dd6 (src/storage/store.cc, Store::Unaccount): a large record's run is

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -118,6 +119,46 @@ class TestDataFile {
 };
 
 namespace storage_test {
+
+// The data file through FileDevice, except that while `hold` is set requests wait in a queue
+// until the test completes them one by one (Step): lets a test look at the log while a write or
+// a sync is in flight. fail_with != 0 completes every request with that error instead.
+class HeldDevice : public Device {
+ public:
+  explicit HeldDevice(int fd) : file_(fd) {}
+  void Submit(IoRequest* req) override {
+    Count(*req);
+    if (hold) {
+      pending_.push_back(req);
+      return;
+    }
+    Execute(req);
+  }
+  // Completes the oldest waiting request (resuming its coroutine). False if none waits.
+  bool Step() {
+    if (pending_.empty()) return false;
+    IoRequest* req = pending_.front();
+    pending_.pop_front();
+    Execute(req);
+    return true;
+  }
+  size_t pending() const { return pending_.size(); }
+  IoRequest::Kind front_kind() const { return pending_.front()->kind(); }
+
+  bool hold = false;
+  int fail_with = 0;
+
+ private:
+  void Execute(IoRequest* req) {
+    if (fail_with != 0) {
+      req->Finish(fail_with);
+      return;
+    }
+    file_.Submit(req);
+  }
+  FileDevice file_;
+  std::deque<IoRequest*> pending_;
+};
 
 // Starts a task that must finish without suspending (an inline device); fails the test if not.
 inline bool RunInline(Task t) {
