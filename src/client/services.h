@@ -58,6 +58,10 @@ struct Services {
   // True while a read-only replica refuses writes from clients (scripts check it too).
   std::function<bool()> replica_read_only;
   bool refuses_writes() const { return replica_read_only && replica_read_only(); }
+  // True while writes get -MISCONF (stop-writes-on-bgsave-error after a failed save; scripts
+  // check it too).
+  std::function<bool()> disk_error;
+  bool disk_error_denies_writes() const { return disk_error && disk_error(); }
 
   int worker_count() const { return static_cast<int>(workers.size()); }
 };

@@ -265,6 +265,13 @@ bool RunCommand(lua_State* L, ScriptRun& run) {
     PushLuaError(L, "-READONLY You can't write against a read only replica.");
     return true;
   }
+  // As Redis's scriptVerifyWriteCommandAllow: a script's first write gets -MISCONF while
+  // saves fail (after one write it may not be stopped halfway).
+  if (write && ctx.services->disk_error_denies_writes() && !(ctx.client && ctx.client->master) &&
+      !RunningScript().wrote.load(std::memory_order_relaxed)) {
+    PushLuaError(L, std::string("-") + std::string(kErrMisconf));
+    return true;
+  }
   // Over maxmemory at the start, a script without allow-oom may not grow memory before its
   // first write (after that, stopping it halfway would break its atomicity).
   if (run.oom_at_start && !run.allow_oom && (spec->flags & kCmdDenyOom) &&

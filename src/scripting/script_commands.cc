@@ -199,6 +199,11 @@ bool ResolveOrReply(Context& ctx, Source source, bool read_only, ScriptRun& run,
     ctx.reply->Error(kErrRoWithWriteFlag);
     return false;
   }
+  // A script that may write is refused before it runs, as Redis's processCommand refuses it.
+  if (shebang && !no_writes && !ctx.from_master && ctx.services->disk_error_denies_writes()) {
+    ctx.reply->Error(kErrMisconf);
+    return false;
+  }
   if (shebang && !no_writes && ctx.services->refuses_writes()) {  // as Redis, before it runs
     ctx.reply->Error(kErrReadOnlyReplica);
     return false;

@@ -200,6 +200,7 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
     });
   }
   services_.replica_read_only = [this] { return replica_->read_only(); };
+  services_.disk_error = [this] { return DiskErrorDeniesWrites(); };
   registry_.OnChange("replica-read-only", [this](std::string_view v) {
     replica_->set_read_only_config(v == "yes");
     return Status::Ok();

@@ -350,6 +350,58 @@ def test_stop_writes_on_bgsave_error(spawn_server, tmp_path):
     assert c.set("k", "v6") is True and c.ping() is True
 
 
+def test_misconf_in_transactions_and_scripts(spawn_server, tmp_path):
+    """While saves fail (stop-writes-on-bgsave-error), a write queued in MULTI gets -MISCONF and
+    EXEC aborts; a script's first write fails in redis.call (with the script's place) and
+    redis.pcall; a script or function that may write (shebang without no-writes, FUNCTION LOAD)
+    is refused before it runs; read-only transactions and scripts go on."""
+    d = tmp_path / "gone"
+    d.mkdir()
+    c = under_test(spawn_server, d, extra=["--enable-protected-configs", "yes"]).client()
+    c.set("k", "v1")
+    c.function_load("#!lua name=lib\n"
+                    "redis.register_function('w', function() return redis.call('set','k','w') end)\n"
+                    "redis.register_function{function_name='r', flags={'no-writes'},\n"
+                    "  callback=function() return redis.call('get','k') end}")
+    shutil.rmtree(d)
+    assert c.config_set("save", "3600 1") is True
+    assert c.bgsave() is True
+    assert wait_until(lambda: info(c)["rdb_last_bgsave_status"] == "err")
+    with c.pipeline(transaction=True) as p:
+        p.get("k").set("k", "v2")
+        with pytest.raises(redis.ResponseError) as e:  # redis-py names the queued one
+            p.execute()
+        assert err(e) == "Command # 2 (SET k v2) of pipeline caused error: " + MISCONF
+    with c.pipeline(transaction=True) as p:
+        assert p.get("k").execute() == ["v1"]
+    with pytest.raises(redis.ResponseError) as e:
+        c.eval("redis.call('get', 'k') return redis.call('set', 'k', 'v3')", 0)
+    assert err(e).startswith(MISCONF + " script: ")
+    assert err(e).endswith(", on @user_script:1.")
+    with pytest.raises(redis.ResponseError) as e:
+        c.eval("return redis.pcall('set', 'k', 'v4')", 0)
+    assert err(e) == MISCONF
+    assert c.eval("return redis.call('get', 'k')", 0) == "v1"
+    assert c.eval("return redis.call('ping')", 0) == "PONG"
+    assert c.eval_ro("return redis.call('get', 'k')", 0) == "v1"
+    with pytest.raises(redis.ResponseError) as e:
+        c.eval("#!lua\nreturn redis.call('get', 'k')", 0)
+    assert err(e) == MISCONF
+    assert c.eval("#!lua flags=no-writes\nreturn redis.call('get', 'k')", 0) == "v1"
+    with pytest.raises(redis.ResponseError) as e:
+        c.fcall("w", 0)
+    assert err(e) == MISCONF
+    assert c.fcall("r", 0) == "v1" and c.fcall_ro("r", 0) == "v1"
+    with pytest.raises(redis.ResponseError) as e:
+        c.function_load("#!lua name=lib2\nredis.register_function('x', function() end)")
+    assert err(e) == MISCONF
+    assert c.get("k") == "v1"
+    assert c.config_set("stop-writes-on-bgsave-error", "no") is True
+    assert c.eval("return redis.call('set', 'k', 'v5')", 0) == "OK"
+    assert c.fcall("w", 0) == "OK" and c.get("k") == "w"
+    assert c.config_set("save", "") is True  # the shutdown does not try to save either
+
+
 def test_bgsave_while_clients_write(spawn_server, tmp_path):
     d = tmp_path / "d"
     d.mkdir()
