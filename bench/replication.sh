@@ -11,7 +11,7 @@
 #                size, pipeline BENCH_PIPELINE, BENCH_CLIENTS connections) on the master; the
 #                time from its start until the replica's slave_repl_offset reaches the master's
 #                master_repl_offset: writes/s applied (and the master's own write rate, the
-#                ceiling).
+#                ceiling), and the replica's CPU time (user + system) over it per write.
 # Ratios are Lavik / redis-server (full sync time: lower is better; rates: higher is better).
 #
 # Environment (defaults in brackets):
@@ -101,6 +101,8 @@ run_replica() {
   [[ $(PORT=$port cli DBSIZE) == "$BENCH_KEYS" ]] || die "$name does not hold $BENCH_KEYS keys"
   log "$name: full sync of $BENCH_KEYS keys in $SYNC_MS ms"
 
+  local ticks0
+  ticks0=$(cpu_ticks "$SERVER_PID")
   start=$(now_ms)
   "$REDIS_BENCHMARK" -h "$HOST" -p "$MASTER_PORT" -t set -n "$BENCH_WRITES" -r "$BENCH_KEYS" \
     -d "$BENCH_VALUE_SIZE" -P "$BENCH_PIPELINE" -c "$BENCH_CLIENTS" -q \
@@ -115,6 +117,7 @@ run_replica() {
     sleep 0.02
   done
   APPLY_MS=$(($(now_ms) - start))
+  APPLY_TICKS=$(($(cpu_ticks "$SERVER_PID") - ticks0))
   log "$name: $BENCH_WRITES writes applied in $APPLY_MS ms (the master took $MASTER_WRITE_MS ms)"
   stop_lavik "$SERVER_PID" 30 "$name"
   SERVER_PID=""
@@ -122,8 +125,13 @@ run_replica() {
 
 run_replica lavik
 LAVIK_SYNC_MS=$SYNC_MS LAVIK_APPLY_MS=$APPLY_MS LAVIK_MASTER_MS=$MASTER_WRITE_MS
+LAVIK_APPLY_TICKS=$APPLY_TICKS
 run_replica redis
 REDIS_SYNC_MS=$SYNC_MS REDIS_APPLY_MS=$APPLY_MS REDIS_MASTER_MS=$MASTER_WRITE_MS
+REDIS_APPLY_TICKS=$APPLY_TICKS
+HZ=$(getconf CLK_TCK)
+# The replica's CPU (user + system) from the benchmark's start until it caught up, per write.
+cpu_us() { calc 't * 1000000 / hz / n' "t=$1" "hz=$HZ" "n=$BENCH_WRITES" | awk '{ printf "%.1f", $1 }'; }
 
 rate() { calc 'n * 1000 / ms' "n=$1" "ms=$2" | awk '{ printf "%.0f", $1 }'; }
 ratio() { calc 'a / b' "a=$1" "b=$2" | awk '{ printf "%.2f", $1 }'; }
@@ -145,5 +153,7 @@ OUT="$RESULTS_DIR/replication-$(date +%Y%m%d-%H%M%S).md"
     "$(rate "$BENCH_WRITES" "$REDIS_APPLY_MS")" "$(ratio "$REDIS_APPLY_MS" "$LAVIK_APPLY_MS")"
   row "the master's own write rate (writes/s)" "$(rate "$BENCH_WRITES" "$LAVIK_MASTER_MS")" \
     "$(rate "$BENCH_WRITES" "$REDIS_MASTER_MS")" ""
+  row "replica CPU per applied write (µs)" "$(cpu_us "$LAVIK_APPLY_TICKS")" \
+    "$(cpu_us "$REDIS_APPLY_TICKS")" "$(ratio "$LAVIK_APPLY_TICKS" "$REDIS_APPLY_TICKS")"
 } | tee "$OUT"
 log "written to $OUT"

@@ -272,7 +272,8 @@ constexpr ParamSpec kSpecs[] = {
     Bool("use-exit-on-panic", "no", kHidden),
     Int("watchdog-period", 0, kI32Max, "0", kHidden),
     // Lavik's own. Each mirrors a command-line flag of the same name except
-    // defrag-paused, which exists only at run time.
+    // defrag-paused, which exists only at run time, and replica-apply-window, set as Redis's
+    // parameters are (--name value, the config file, CONFIG SET).
     Int("cache-mb", 0, kI32Max, "256"),
     Str("data-file", "./data/lavik.data", kImmutable),
     Mem("data-file-size", 0, kU64Max, "0", kImmutable),
@@ -283,6 +284,7 @@ constexpr ParamSpec kSpecs[] = {
     Enum("network", "kernel", "kernel", kImmutable),
     Bool("pin-workers", "yes", kImmutable),
     Int("registered-buffer-mb-per-worker", 0, 65536, "16", kImmutable),
+    Int("replica-apply-window", 0, 65536, "1024"),
     Bool("shutdown-checkpoint", "no"),
     Enum("storage", "uring", "uring", kImmutable),
     Int("threads", 0, 256, "0", kImmutable),

@@ -72,11 +72,16 @@ void Observability::UpdateSlowThreshold() {
 
 void Observability::Slow(const CommandSpec* spec, const ClientState* client,
                          std::span<const std::string_view> args, int64_t ns) {
+  Slow(spec, client->conn->peer(), client->name, args, ns);
+}
+
+void Observability::Slow(const CommandSpec* spec, std::string_view peer, std::string_view name,
+                         std::span<const std::string_view> args, int64_t ns) {
   const int64_t now_s = NowMs() / 1000;
   const int64_t us = ns / 1000;
   const int64_t slow_us = slowlog.threshold_us();
   if (slow_us >= 0 && us >= slow_us) {
-    slowlog.Push(args, us, now_s, client->conn->peer(), client->name);
+    slowlog.Push(args, us, now_s, peer, name);
   }
   const int64_t lat_ms = latency.threshold_ms();
   if (lat_ms > 0 && ns / 1000000 >= lat_ms) {

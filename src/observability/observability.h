@@ -60,6 +60,15 @@ class Observability {
     stats.RecordCall(worker, stats.IdOf(spec), ns, failed);
     if (ns >= slow_ns_.load(std::memory_order_relaxed)) Slow(spec, client, args, ns);
   }
+  // The same, for a command whose client may be gone (our master's stream run apart): its
+  // address and name as SLOWLOG shows them.
+  void CommandDoneFrom(int worker, const CommandSpec* spec, std::string_view peer,
+                       std::string_view name, std::span<const std::string_view> args,
+                       int64_t start_ns, bool failed) {
+    const int64_t ns = MonotonicNs() - start_ns;
+    stats.RecordCall(worker, stats.IdOf(spec), ns, failed);
+    if (ns >= slow_ns_.load(std::memory_order_relaxed)) Slow(spec, peer, name, args, ns);
+  }
 
   // With --metrics-port: BindMetrics binds the first --bind address (before the workers start,
   // so a taken port fails start-up), StartMetrics (server/metrics_collect.h) starts the thread once
@@ -74,6 +83,8 @@ class Observability {
 
  private:
   void Slow(const CommandSpec* spec, const ClientState* client,
+            std::span<const std::string_view> args, int64_t ns);
+  void Slow(const CommandSpec* spec, std::string_view peer, std::string_view name,
             std::span<const std::string_view> args, int64_t ns);
   void UpdateSlowThreshold();
 

@@ -170,6 +170,7 @@ bool Replica::SnapshotHistory(bool master_backlog, std::string* replid, int64_t*
   if (link_live_.load() && held_ == nullptr && (link_ == nullptr || link_->request_pending())) {
     return false;
   }
+  if (apart_count_.load() != 0) return false;  // commands run apart from the link, not finished
   *valid = true;
   *replid = replid_;
   *offset = offset_.load();
@@ -497,8 +498,7 @@ void Replica::PostToLink(bool close) {
       if (it->close) {
         c->Abort();
       } else {
-        c->output()->append(
-            RespArray({"REPLCONF", "ACK", std::to_string(it->self->offset_.load())}));
+        c->output()->append(RespArray({"REPLCONF", "ACK", std::to_string(it->self->AckOffset())}));
       }
     }
     delete it;

@@ -7,12 +7,15 @@
 // payload ($<len> or the diskless $EOF:<mark> form) streamed from the socket into the shards
 // (rdb_stream.h), never held in memory — or +CONTINUE (the data kept). The socket then becomes a
 // Connection on worker 0 whose handler is this object: the master's command stream is parsed
-// and run by the server's normal request path (its RequestHandler), one command at a time — the
-// connection does not parse command N+1 before N has finished, on whichever worker its keys
-// live — so the stream is applied in order. Replies are dropped, except REPLCONF GETACK's
-// `REPLCONF ACK <offset>`; the offset counts every byte of every command of the stream (PINGs
-// included), exactly as Redis counts it. The thread sends REPLCONF ACK every second, and brings
-// the link back with a partial resync when it drops.
+// and run by the server's normal request path (its RequestHandler). A command whose keys are on
+// one other worker runs apart from the link (the server's lanes: that worker runs them in the
+// stream's order, one after the other, while the link goes on — the window below); any other
+// waits until the window is empty, so the stream's order holds per key and across workers at
+// every keyless or multi-worker command (doc/replication.md "Ordering"; with
+// replica-apply-window 0, strictly one command at a time). Replies are dropped, except REPLCONF
+// GETACK's `REPLCONF ACK <offset>`; the offset counts every byte of every command of the stream
+// (PINGs included), exactly as Redis counts it. The thread sends REPLCONF ACK every second, and
+// brings the link back with a partial resync when it drops.
 //
 // Thread safety: Follow/Promote/WriteRole/AppendInfo/read_only from any thread; the
 // RequestHandler methods on worker 0 (the link's connection).
@@ -21,6 +24,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -172,6 +176,16 @@ class Replica : public RequestHandler {
   void OnClose(Connection& c) override;
   void OnQueryBufferLimit(Connection& c) override { deps_.server->OnQueryBufferLimit(c); }
 
+  // The stream applied concurrently (server/dispatcher.cc; doc/replication.md "Ordering"):
+  // worker 0, on the link's behalf. A command the server runs apart from the link (posted to
+  // its keys' worker, the link going on with the next one) is in the window until it finished;
+  // its token is its start offset. ACKs then say the offset of the first one not finished.
+  int64_t ApartBegin();
+  // It finished; `failed_name`: the command's name if it replied an error (logged). True if
+  // the window is now empty.
+  bool ApartEnd(int64_t token, std::string_view failed_name);
+  size_t apart_count() const { return apart_count_.load(std::memory_order_relaxed); }
+
  private:
   enum class State { kNone, kConnect, kConnecting, kHandshake, kSync, kConnected };
 
@@ -230,7 +244,16 @@ class Replica : public RequestHandler {
   std::vector<std::string_view> held_args_;
   size_t held_bytes_ = 0;
   Result RunStreamCommand(Connection& c, std::span<const std::string_view> args, size_t bytes);
-  void RunHeld();  // worker 0
+  void LogStreamError(std::string_view name);
+  // The window (worker 0): the start offsets of the commands run apart, in stream order, each
+  // with whether it finished (the front is always unfinished).
+  std::deque<std::pair<int64_t, bool>> apart_;
+  std::atomic<size_t> apart_count_{0};
+  int64_t cur_start_ = 0;      // the start offset of the command RunStreamCommand is running
+  bool client_freed_ = false;  // the link's client was freed; over once the window is empty
+  void MaybeLinkOver();        // worker 0
+  int64_t AckOffset() const;   // worker 0: every command before it has finished
+  void RunHeld();              // worker 0
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -1,4 +1,5 @@
 // The master link's connection (the command stream), and ROLE / INFO replication.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -42,18 +43,58 @@ void Replica::OnOpen(Connection& c) {
   cl->reply_off = true;  // the master reads no reply (GETACK's ACK is written below)
   // The link is over once its client is freed: after its last command finished, so a new link's
   // commands cannot overtake one of the old link still running on another worker.
+  // Commands run apart from the link (ApartBegin) count too: the link is over once the last of
+  // them finished as well.
   link_live_ = true;
+  client_freed_ = false;
   cl->on_free = [this] {
-    link_live_ = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      link_closed_ = true;
-    }
-    cv_.notify_all();
+    client_freed_ = true;
+    MaybeLinkOver();
   };
   c.set_auth_required(false);
   link_ = &c;
   last_io_ms_ = NowMs();
+}
+
+void Replica::MaybeLinkOver() {
+  if (!client_freed_ || !apart_.empty()) return;
+  client_freed_ = false;
+  link_live_ = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+int64_t Replica::ApartBegin() {
+  apart_.emplace_back(cur_start_, false);
+  apart_count_.store(apart_.size(), std::memory_order_relaxed);
+  return cur_start_;
+}
+
+bool Replica::ApartEnd(int64_t token, std::string_view failed_name) {
+  if (!failed_name.empty()) LogStreamError(failed_name);
+  // Start offsets grow along the stream: the entry is found by bisection.
+  auto it =
+      std::lower_bound(apart_.begin(), apart_.end(), token,
+                       [](const std::pair<int64_t, bool>& e, int64_t t) { return e.first < t; });
+  if (it != apart_.end() && it->first == token) it->second = true;
+  while (!apart_.empty() && apart_.front().second) apart_.pop_front();
+  apart_count_.store(apart_.size(), std::memory_order_relaxed);
+  if (!apart_.empty()) return false;
+  MaybeLinkOver();
+  return true;
+}
+
+int64_t Replica::AckOffset() const {
+  return apart_.empty() ? offset_.load() : apart_.front().first;
+}
+
+void Replica::LogStreamError(std::string_view name) {
+  if (++stream_errors_ > 10) return;
+  LogWarning("Error replying to a command of the master's stream: " + std::string(name) +
+             (stream_errors_ == 10 ? " (further errors are not logged)" : ""));
 }
 
 RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::string_view> args) {
@@ -106,6 +147,7 @@ RequestHandler::Result Replica::RunStreamCommand(Connection& c,
   // Counted when the command starts: the connection runs one at a time, so every command before
   // it has finished, and a GETACK answers the offset of the commands before it.
   const int64_t before = offset_.load(std::memory_order_relaxed);
+  cur_start_ = before;
   if (deps_.feed) deps_.feed(before, args, bytes);  // our own replicas' stream
   offset_.store(before + static_cast<int64_t>(bytes), std::memory_order_relaxed);
   if (EqualsNoCase(args[0], "replconf")) {
@@ -117,12 +159,9 @@ RequestHandler::Result Replica::RunStreamCommand(Connection& c,
   const uint64_t errors = cl->writer.errors();
   const Result r = deps_.server->OnRequest(c, args);
   // A command refused at once (unknown to Lavik, wrong arity...) is logged: the master does not
-  // see the error, and the replica's data may now differ. Errors of commands that ran on another
-  // worker are not seen here.
-  if (r == Result::kDone && cl->writer.errors() != errors && ++stream_errors_ <= 10) {
-    LogWarning("Error replying to a command of the master's stream: " + std::string(args[0]) +
-               (stream_errors_ == 10 ? " (further errors are not logged)" : ""));
-  }
+  // see the error, and the replica's data may now differ. (Those run apart are logged by
+  // ApartEnd; errors of those run one at a time on another worker are not seen here.)
+  if (r == Result::kDone && cl->writer.errors() != errors) LogStreamError(args[0]);
   return r;
 }
 

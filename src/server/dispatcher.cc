@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "acl/acl_client.h"
@@ -44,7 +45,20 @@ struct RemoteCommand : MailboxItem {
   bool propagate = false;        // its effect goes to the replication stream (commands/propagate.h)
   bool write_suspended = false;  // counted in the shard's writes_suspended() (commands/shards.h)
 
+  // Our master's stream run apart from the link (Server::StreamRunsApart): commands for one
+  // worker travel as a chain, run there one after the other, each once the one before finished.
+  RemoteCommand* chain_next = nullptr;
+  RemoteCommand* chain_head = nullptr;  // every link of a chain
+  RemoteCommand* cursor = nullptr;      // the head's: the next to run
+  int lane = 0;
+  int64_t stream_token = 0;  // Replica::ApartBegin's
+  int64_t start_ns = 0;
+  uint64_t errors0 = 0;
+
   static void RunOnShard(MailboxItem* item);
+  static void RunChain(MailboxItem* item);
+  static void ChainStepDone(void* arg);
+  static void ChainHome(MailboxItem* item);
   // While a script is past busy-reply-threshold a queued command without allow-busy is answered
   // -BUSY at once (Redis answers it from inside the script's loop); true if it was.
   static bool RejectIfBusy(RemoteCommand* m);
@@ -66,6 +80,41 @@ RemoteCommand* AcquireCommand() {
   if (command_pool.empty()) return new RemoteCommand();
   RemoteCommand* m = command_pool.back();
   command_pool.pop_back();
+  return m;
+}
+
+// The arguments into the command's own arena (the connection's buffer is the home worker's).
+void CopyArgs(RemoteCommand* m, std::span<const std::string_view> args) {
+  size_t total = 0;
+  for (std::string_view a : args) total += a.size();
+  m->arena.resize(total);
+  m->argv.clear();
+  char* p = m->arena.data();
+  for (std::string_view a : args) {
+    if (!a.empty()) std::memcpy(p, a.data(), a.size());
+    m->argv.emplace_back(p, a.size());
+    p += a.size();
+  }
+}
+
+// A command of `cl` for another worker, its arguments copied, its reply into its own buffer.
+RemoteCommand* NewCommand(Server* server, ShardSet* shards, const ClientState* cl,
+                          const CommandSpec* spec, std::span<const std::string_view> args, int db) {
+  RemoteCommand* m = AcquireCommand();
+  m->server = server;
+  m->home = cl->conn->worker();
+  CopyArgs(m, args);
+  m->rejected = false;
+  m->writer.SetOutput(&m->reply);
+  m->writer.set_resp(cl->resp);
+  m->ctx = Context{};
+  m->ctx.args = m->argv;
+  m->ctx.reply = &m->writer;
+  m->ctx.shards = shards;
+  m->ctx.spec = spec;
+  m->ctx.client_id = cl->id;
+  m->ctx.db = db;
+  m->ctx.from_master = cl->master;
   return m;
 }
 
@@ -130,6 +179,49 @@ void RemoteCommand::RunOnShard(MailboxItem* item) {
     if (m->ctx.repl != nullptr) [[unlikely]]
       repl::TakeSeqIfWritten(m->ctx, shard.store.stats().dirty);
   }
+}
+
+void RemoteCommand::RunChain(MailboxItem* item) {
+  auto* head = static_cast<RemoteCommand*>(item);
+  Shard& shard = head->server->shards().local();
+  const int here = Worker::Current()->id();
+  while (RemoteCommand* m = head->cursor) {
+    if (shard.locked()) {  // as RunOnShard's: run again by Shard::Unlock, in arrival order
+      shard.waiting.push_back(head);
+      return;
+    }
+    m->ctx.store = &shard.store;
+    m->ctx.now_ms = NowMs();
+    m->writer.set_error_sink(m->server->obs_->stats.error_sink(here));
+    Task t = m->ctx.spec->handler(m->ctx);
+    if (!t.Start(&RemoteCommand::ChainStepDone, m)) {
+      if (SuspendedWriteCounts(*m->ctx.spec)) {
+        shard.WriteSuspended();
+        m->write_suspended = true;
+      }
+      return;  // ChainStepDone goes on with the next
+    }
+    head->cursor = m->chain_next;
+  }
+  head->run = &RemoteCommand::ChainHome;
+  head->home->Post(head);
+}
+
+void RemoteCommand::ChainStepDone(void* arg) {
+  auto* m = static_cast<RemoteCommand*>(arg);
+  if (m->write_suspended) {
+    m->server->shards().local().WriteFinished();
+    m->write_suspended = false;
+  }
+  RemoteCommand* head = m->chain_head;
+  head->cursor = m->chain_next;
+  // On the next loop turn, not inside the finished command's frame.
+  Worker::Current()->Defer(head);
+}
+
+void RemoteCommand::ChainHome(MailboxItem* item) {
+  auto* head = static_cast<RemoteCommand*>(item);
+  head->server->StreamChainHome(head);
 }
 
 bool RemoteCommand::RejectIfBusy(RemoteCommand* m) {
@@ -426,12 +518,15 @@ RequestHandler::Result Server::Execute(ClientState* cl, const CommandSpec* spec,
                                        std::span<const std::string_view> args) {
   if (cl->tx != nullptr && QueueInMultiOrReply(cl, spec, args)) return Result::kDone;  // MULTI
   Connection& c = *cl->conn;
-  stats_[c.worker()->id()]->commands.Add();
-  cl->cmd_start_ns = MonotonicNs();  // when it runs: a CLIENT PAUSE wait is not its latency
   const int db = DbMap::Physical(cl->db);
   if (StoredKeyArgs(*spec, args, db, &cl->db_arena, &cl->db_argv)) args = cl->db_argv;
   bool multi = false;
   int shard = RouteShard(spec, args, &multi);
+  if (Result r; cl->master && StreamRunsApart(cl, spec, args, shard, db, &r)) [[unlikely]] {
+    return r;
+  }
+  stats_[c.worker()->id()]->commands.Add();
+  cl->cmd_start_ns = MonotonicNs();  // when it runs: a CLIENT PAUSE wait is not its latency
   // Client-side caching: a tracking client's reads are remembered on their keys' workers before
   // they run, so no write after the read can miss them (one null test for other clients).
   const bool track = cl->tracking != nullptr && Tracking::ShouldRemember(cl, *spec);
@@ -516,32 +611,9 @@ void Server::OnHomeDone(void* arg) {
 RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spec,
                                          std::span<const std::string_view> args, int shard, int db,
                                          bool track, bool propagate) {
-  RemoteCommand* m = AcquireCommand();
-  m->server = this;
+  RemoteCommand* m = NewCommand(this, shards_.get(), cl, spec, args, db);
   m->client = cl;
-  m->home = cl->conn->worker();
-  size_t total = 0;
-  for (std::string_view a : args) total += a.size();
-  m->arena.resize(total);
-  m->argv.clear();
-  char* p = m->arena.data();
-  for (std::string_view a : args) {
-    if (!a.empty()) std::memcpy(p, a.data(), a.size());
-    m->argv.emplace_back(p, a.size());
-    p += a.size();
-  }
-  m->rejected = false;
   m->propagate = propagate;
-  m->writer.SetOutput(&m->reply);
-  m->writer.set_resp(cl->resp);
-  m->ctx = Context{};
-  m->ctx.args = m->argv;
-  m->ctx.reply = &m->writer;
-  m->ctx.shards = shards_.get();
-  m->ctx.spec = spec;
-  m->ctx.client_id = cl->id;
-  m->ctx.db = db;
-  m->ctx.from_master = cl->master;
   m->ctx.cluster_open = cl->ctx.cluster_open;
   m->ctx.cluster_routes = cl->ctx.cluster_routes;
   m->ctx.cluster_asking = cl->ctx.cluster_asking;
@@ -554,6 +626,98 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   cl->pending = true;
   shards_->at(shard).worker->Post(m);
   return Result::kPending;
+}
+
+namespace {
+constexpr int64_t kStreamApartBytes = 64 << 20;  // past it, the link waits for the window
+}  // namespace
+
+bool Server::StreamRunsApart(ClientState* cl, const CommandSpec* spec,
+                             std::span<const std::string_view> args, int shard, int db, Result* r) {
+  const int64_t window = replica_apply_window_.load(std::memory_order_relaxed);
+  if (window == 0 && replica_->apart_count() == 0) return false;  // one at a time, as Redis
+  const int home = cl->conn->worker()->id();
+  // A command for another worker (its keys there) goes apart, behind those already sent there:
+  // each worker runs the stream's commands for it in the stream's order, one after the other.
+  // One for this worker runs now, on the link: no command apart touches its keys.
+  const bool apart = shard >= 0 && shard != home && !(spec->flags & kCmdBlocking);
+  if (shard == home && !shards_->at(home).locked()) return false;
+  if (!apart || static_cast<int64_t>(replica_->apart_count()) >= window ||
+      stream_apart_bytes_ >= kStreamApartBytes) {
+    if (replica_->apart_count() == 0) return false;
+    // Anything else (keyless, several workers', EXEC, REPLCONF GETACK...) waits until every
+    // command apart finished, then runs on the link as it always did: the stream's order holds
+    // across workers at every such command.
+    stream_held_ = cl;
+    cl->pending = true;
+    *r = Result::kPending;
+    return true;
+  }
+  if (stream_lanes_.empty()) stream_lanes_.resize(static_cast<size_t>(shards_->size()));
+  if (stream_client_ != cl->id) {
+    stream_client_ = cl->id;
+    stream_peer_ = cl->conn->peer();
+    stream_name_ = cl->name;
+  }
+  stats_[home]->commands.Add();
+  RemoteCommand* m = NewCommand(this, shards_.get(), cl, spec, args, db);
+  m->client = nullptr;  // the link may close first: nothing of its client is used
+  stream_apart_bytes_ += static_cast<int64_t>(m->arena.size());
+  m->propagate = false;
+  m->track = false;
+  m->writer_id = 0;
+  m->errors0 = m->writer.errors();
+  m->start_ns = MonotonicNs();
+  m->stream_token = replica_->ApartBegin();
+  m->lane = shard;
+  m->chain_next = nullptr;
+  StreamLane& lane = stream_lanes_[static_cast<size_t>(shard)];
+  if (lane.last != nullptr) {
+    lane.last->chain_next = m;
+  } else {
+    lane.first = m;
+  }
+  lane.last = m;
+  if (!lane.busy) StreamPostChain(shard);
+  *r = Result::kDone;
+  return true;
+}
+
+void Server::StreamPostChain(int shard) {
+  StreamLane& lane = stream_lanes_[static_cast<size_t>(shard)];
+  RemoteCommand* head = lane.first;
+  lane.first = lane.last = nullptr;
+  lane.busy = true;
+  for (RemoteCommand* m = head; m != nullptr; m = m->chain_next) m->chain_head = head;
+  head->cursor = head;
+  head->run = &RemoteCommand::RunChain;
+  shards_->at(shard).worker->Post(head);
+}
+
+void Server::StreamChainHome(RemoteCommand* head) {
+  const int shard = head->lane;
+  const int home = head->home->id();
+  bool empty = false;
+  for (RemoteCommand* m = head; m != nullptr;) {
+    RemoteCommand* next = m->chain_next;
+    const bool failed = m->writer.errors() != m->errors0;
+    obs_->CommandDoneFrom(home, m->ctx.spec, stream_peer_, stream_name_, m->argv, m->start_ns,
+                          failed);
+    empty = replica_->ApartEnd(m->stream_token, failed ? m->ctx.spec->name : std::string_view());
+    stream_apart_bytes_ -= static_cast<int64_t>(m->arena.size());
+    m->chain_next = m->chain_head = m->cursor = nullptr;
+    ReleaseCommand(m);
+    m = next;
+  }
+  StreamLane& lane = stream_lanes_[static_cast<size_t>(shard)];
+  lane.busy = false;
+  if (lane.first != nullptr) StreamPostChain(shard);
+  if (empty && stream_held_ != nullptr) {
+    // The link's command that waited for them: run now (even if the link closed meanwhile: the
+    // stream's offset already counts it).
+    ClientState* cl = std::exchange(stream_held_, nullptr);
+    if (Execute(cl, cl->cmd_spec, cl->cmd_args) != Result::kPending) FinishCommand(cl);
+  }
 }
 
 void Server::FinishPropagation(ClientState* cl) {

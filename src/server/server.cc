@@ -108,6 +108,12 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
     tcp_keepalive_s_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));  // new clients
     return Status::Ok();
   });
+  replica_apply_window_.store(
+      std::strtoll(ConfigValue("replica-apply-window").c_str(), nullptr, 10));
+  registry_.OnChange("replica-apply-window", [this](std::string_view v) {
+    replica_apply_window_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
+    return Status::Ok();
+  });
   registry_.OnChange("tomb-raider-interval-ms", [this](std::string_view v) {
     tomb_raider_ms_.store(std::strtoll(std::string(v).c_str(), nullptr, 10));
     return Status::Ok();

@@ -155,6 +155,14 @@ class Server : public RequestHandler {
   Result RunRemote(ClientState* cl, const CommandSpec* spec, std::span<const std::string_view> args,
                    int shard, int db, bool track, bool propagate);
   void FinishCommand(ClientState* cl);
+  // Our master's stream, applied concurrently (doc/replication.md "Ordering"), worker 0: a
+  // single-shard command for another worker is posted there apart from the link, which goes on
+  // with the next command; any other waits (StreamHold) until every such command finished.
+  // True with *r set if one of the two happened.
+  bool StreamRunsApart(ClientState* cl, const CommandSpec* spec,
+                       std::span<const std::string_view> args, int shard, int db, Result* r);
+  void StreamPostChain(int shard);  // the lane's queued commands, as one chain
+  void StreamChainHome(RemoteCommand* head);
   // Writes an RDB for replicas of ours at `path` (on worker 0): started(the snapshot's sequence
   // number, commands/propagate.h; the stream offset of its instant, -1 if none is known) once
   // its snapshot is open, then done(ok).
@@ -198,6 +206,22 @@ class Server : public RequestHandler {
   std::atomic<bool> stop_writes_on_save_error_{true};  // stop-writes-on-bgsave-error
   std::atomic<bool> has_save_points_{false};           // CONFIG save is not empty
   std::atomic<bool> replica_ignore_maxmemory_{true};   // replica-ignore-maxmemory
+  // replica-apply-window: the most commands of our master's stream run apart at once (0: one
+  // command at a time, as Redis applies it).
+  std::atomic<int64_t> replica_apply_window_{1024};
+  // Worker 0: per worker, a chain of the stream's commands is there (busy), and those queued for
+  // the next chain (first..last, linked by chain_next); the link's command held until the
+  // window empties; the link's address and name for SLOWLOG.
+  struct StreamLane {
+    bool busy = false;
+    RemoteCommand* first = nullptr;
+    RemoteCommand* last = nullptr;
+  };
+  std::vector<StreamLane> stream_lanes_;
+  ClientState* stream_held_ = nullptr;
+  int64_t stream_apart_bytes_ = 0;  // the arguments of the commands apart (bounded)
+  uint64_t stream_client_ = 0;
+  std::string stream_peer_, stream_name_;
   std::unique_ptr<MemoryGuard> memory_guard_;
   SaveState save_state_;
   std::atomic<bool> shutdown_requested_{false};

@@ -254,11 +254,13 @@ TEST(ConfigRegistryTest, HoldsEveryRedis70ParameterWithItsDefault) {
   for (const char* name :
        {"cache-mb", "data-file", "data-file-size", "defrag-paused", "log-dir", "max-memory",
         "metrics-port", "network", "pin-workers", "registered-buffer-mb-per-worker",
-        "shutdown-checkpoint", "storage", "threads", "tomb-raider-interval-ms"}) {
+        "replica-apply-window", "shutdown-checkpoint", "storage", "threads",
+        "tomb-raider-interval-ms"}) {
     EXPECT_TRUE(all.count(name)) << name;
   }
-  EXPECT_EQ(all.size(), 192u + 14u);
+  EXPECT_EQ(all.size(), 192u + 15u);
   EXPECT_EQ(all["defrag-paused"], "no");
+  EXPECT_EQ(all["replica-apply-window"], "1024");
   EXPECT_EQ(all["cache-mb"], "256");
 }
 

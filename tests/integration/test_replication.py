@@ -146,12 +146,16 @@ def ordered_writes(m, n):
             m.delete(f"log{i % 7}")
 
 
+def following(spawn_server, threads, extra_args=()):
+    """A redis-server master and a replica with `threads` workers following it: (m, r)."""
+    master = spawn_master(spawn_server)
+    replica = spawn_server(threads=threads, extra_args=extra_args)
+    return client(master), follow(replica, master)
+
+
 @pytest.mark.parametrize("threads", [1, 4])
 def test_live_writes_apply_in_order_across_databases(spawn_server, threads):
-    master = spawn_master(spawn_server)
-    replica = spawn_server(threads=threads)
-    m = client(master)
-    r = follow(replica, master)
+    m, r = following(spawn_server, threads)
     ordered_writes(m, 200)
     m.set("tmp", "v", ex=1000)
     m.expire("counter0", 5000)
@@ -180,6 +184,70 @@ def test_live_writes_apply_in_order_across_databases(spawn_server, threads):
     assert client_of(r, 3).lrange("l0", 0, 2) == ["0", "3", "6"]
     assert r.get("after-flushdb") == "yes"
     assert client_of(r, 15).get("fifteen") == "15"
+
+
+def pipelined_stream(m, rounds):
+    """A pipelined stream whose result depends on its order: keys on every worker, commands of
+    one key and of several (across workers, and MSET/DEL spanning them), databases 0 and 3,
+    transactions and a script between them."""
+    m3 = client_of(m, 3)
+    for round_ in range(rounds):
+        with m.pipeline(transaction=False) as p:
+            for i in range(400):
+                n = round_ * 400 + i
+                p.append(f"log{n % 11}", f"{n},")
+                p.incr(f"counter{n % 13}")
+                p.rpush(f"list{n % 5}", n)
+                p.hincrby(f"hash{n % 3}", f"f{n % 4}", n)
+                p.zincrby("rank", 1, f"m{n % 17}")
+                p.setrange(f"bytes{n % 7}", n % 20, chr(97 + n % 26))
+                if n % 97 == 0:
+                    p.delete(*[f"log{j}" for j in range(11)])
+                if n % 89 == 0:
+                    p.mset({f"counter{j}": n for j in range(0, 13, 3)})
+                if n % 53 == 0:
+                    p.expire(f"list{n % 5}", 10000 + n)
+            p.execute()
+        with m3.pipeline(transaction=False) as p:
+            for i in range(100):
+                p.lpush(f"db3-list{i % 4}", f"{round_}:{i}")
+                p.incrbyfloat(f"db3-float{i % 3}", "0.5")
+            p.execute()
+        with m.pipeline(transaction=True) as p:
+            p.incr("counter0")
+            p.rpush("list1", f"tx{round_}")
+            p.append("log3", f"tx{round_},")
+            p.execute()
+        m.eval("redis.call('append', KEYS[1], ARGV[1]); redis.call('rpush', KEYS[2], ARGV[1])",
+               2, "log5", "list4", f"script{round_}")
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_pipelined_writes_apply_in_order_over_the_workers(spawn_server, threads):
+    m, r = following(spawn_server, threads)
+    pipelined_stream(m, 6)
+    # WAIT's count comes from the replica's ACK: once it says 1, every write before it is
+    # readable there — no wait.
+    assert m.execute_command("WAIT", 1, 10000) == 1
+    assert_same_data(m, r, dbs=(0, 3))
+    assert r.get("counter0") == m.get("counter0")
+    assert wait_until(lambda: caught_up(m, r), SYNC_TIMEOUT_S)
+    assert r.info("stats")["total_commands_processed"] > 6 * 400 * 6
+
+
+@pytest.mark.lavik_only  # replica-apply-window is Lavik's own parameter
+def test_replica_apply_window_zero_applies_one_command_at_a_time(spawn_server):
+    m, r = following(spawn_server, 2, ("--replica-apply-window", "0"))
+    assert r.config_get("replica-apply-window") == {"replica-apply-window": "0"}
+    pipelined_stream(m, 2)
+    assert m.execute_command("WAIT", 1, 10000) == 1
+    assert_same_data(m, r, dbs=(0, 3))
+    assert r.config_set("replica-apply-window", 64)
+    pipelined_stream(m, 2)
+    assert m.execute_command("WAIT", 1, 10000) == 1
+    assert_same_data(m, r, dbs=(0, 3))
+    with pytest.raises(redis.ResponseError):
+        r.config_set("replica-apply-window", -1)
 
 
 def synced_pair(spawn_server):
