@@ -134,16 +134,20 @@ void Connection::FlushDirty() {
 }
 
 bool Connection::Reserve(size_t want) {
-  if (in_start_ == in_len_) {
-    in_start_ = in_len_ = 0;
-  } else if (in_start_ > 0) {
-    // The parser keeps offsets relative to the request start, so moving the tail is safe.
-    std::memmove(in_, in_ + in_start_, in_len_ - in_start_);
-    in_len_ -= in_start_;
+  if (in_start_ == in_len_) in_start_ = in_len_ = 0;
+  const size_t unparsed = in_len_ - in_start_;
+  const size_t hint = parser_.bytes_hint();
+  if (hint > unparsed) want = std::max(want, hint - unparsed);
+  // The unparsed tail moves to the front when it is short, or when the room is needed and the
+  // move costs no more than the room it frees: a long pipeline left unparsed (the connection
+  // was pending) is not moved again on every read. The parser keeps offsets relative to the
+  // request start, so moving the tail is safe.
+  if (in_start_ > 0 &&
+      (unparsed <= kReadChunk || (in_cap_ - in_len_ < want && in_start_ >= unparsed))) {
+    std::memmove(in_, in_ + in_start_, unparsed);
+    in_len_ = unparsed;
     in_start_ = 0;
   }
-  size_t hint = parser_.bytes_hint();
-  if (hint > in_len_) want = std::max(want, hint - in_len_);
   if (in_cap_ - in_len_ < want) {
     size_t cap = std::max(in_len_ + want, std::min<size_t>(in_cap_ * 2, in_len_ + (64u << 20)));
     char* grown = static_cast<char*>(std::realloc(in_, cap));
@@ -163,7 +167,14 @@ bool Connection::Reserve(size_t want) {
 
 bool Connection::Absorb(const char* data, size_t n) {
   if (pending_) {
-    stash_.append(data, n);
+    // The pending request's views point into the buffer, which must not move: what fits in its
+    // spare room goes there (writing past in_len_ moves nothing), the rest waits in the stash.
+    if (stash_.empty() && in_cap_ - in_len_ >= n) {
+      std::memcpy(in_ + in_len_, data, n);
+      in_len_ += n;
+    } else {
+      stash_.append(data, n);
+    }
     return true;
   }
   if (!Reserve(std::max(n, kReadChunk))) return false;

@@ -96,6 +96,8 @@ class Connection {
   std::string_view input() const { return {in_ + in_start_, in_len_ - in_start_}; }
   // In OnRequest: the bytes of the request being handled (a replica counts its master's stream).
   size_t request_bytes() const { return parser_.consumed(); }
+  // The request's bytes as received (valid until it finished, as its argument views).
+  std::string_view request_data() const { return {in_ + in_start_, parser_.consumed()}; }
 
   // A request is being handled asynchronously (OnRequest said kPending, no Resume() yet).
   bool request_pending() const { return pending_; }

@@ -60,12 +60,11 @@ class Observability {
     stats.RecordCall(worker, stats.IdOf(spec), ns, failed);
     if (ns >= slow_ns_.load(std::memory_order_relaxed)) Slow(spec, client, args, ns);
   }
-  // The same, for a command whose client may be gone (our master's stream run apart): its
-  // address and name as SLOWLOG shows them.
-  void CommandDoneFrom(int worker, const CommandSpec* spec, std::string_view peer,
-                       std::string_view name, std::span<const std::string_view> args,
-                       int64_t start_ns, bool failed) {
-    const int64_t ns = MonotonicNs() - start_ns;
+  // The same, for a command that ran `ns` on another worker and whose client may be gone (our
+  // master's stream run apart): its address and name as SLOWLOG shows them.
+  void CommandRanFor(int worker, const CommandSpec* spec, std::string_view peer,
+                     std::string_view name, std::span<const std::string_view> args, int64_t ns,
+                     bool failed) {
     stats.RecordCall(worker, stats.IdOf(spec), ns, failed);
     if (ns >= slow_ns_.load(std::memory_order_relaxed)) Slow(spec, peer, name, args, ns);
   }

@@ -176,11 +176,7 @@ int64_t Master::LastHeardMs(uint64_t client_id) {
   return 0;
 }
 
-void Master::Feed(int64_t offset_before, std::span<const std::string_view> args, size_t bytes) {
-  // The command as the master sent it: Redis masters write RESP arrays. Anything else (an
-  // inline command) is replaced by as many newlines, which a replica skips, so offsets match.
-  std::string resp = repl::Resp(args);
-  if (resp.size() != bytes) resp.assign(bytes, '\n');
+void Master::Feed(int64_t offset_before, std::string_view command) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!backlog_) {
     // As a Redis replica, the first command from our master creates the backlog: a replica of
@@ -196,9 +192,15 @@ void Master::Feed(int64_t offset_before, std::span<const std::string_view> args,
     end_ = offset_before;
     for (auto& s : slaves_) Drop(*s, "our master's history changed (full sync)");
   }
-  buf_.append(resp);
-  end_ += static_cast<int64_t>(resp.size());
-  Wake();
+  buf_.append(command);
+  end_ += static_cast<int64_t>(command.size());
+  // No wake-up per command: the thread sends what was fed on its next round, within a
+  // millisecond while the stream flows (Loop), and needs nothing when no replica of ours is
+  // attached (the backlog is trimmed on its 100 ms round).
+  if (feed_wake_ && !slaves_.empty()) {
+    feed_wake_ = false;
+    Wake();
+  }
 }
 
 int64_t Master::HistLen() const {
@@ -689,8 +691,10 @@ void Master::Loop() {
     if (busy && timeout > 1) timeout = 1;
     if (!busy) {
       repl::WantWake();
+      feed_wake_ = true;
     }
     const size_t before = next_seq_;
+    const int64_t fed_before = end_;
     lock.unlock();
     poll(fds.data(), fds.size(), timeout);
     uint64_t v;
@@ -700,7 +704,7 @@ void Master::Loop() {
     for (size_t i = 0; i < polled.size(); ++i) {
       if (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) polled[i]->readable = true;
     }
-    busy = next_seq_ != before || !drained_.empty();
+    busy = next_seq_ != before || !drained_.empty() || (end_ != fed_before && !slaves_.empty());
   }
 }
 

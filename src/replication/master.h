@@ -99,10 +99,10 @@ class Master {
   // When that replica was last heard from (its last ACK, or its sync's progress); 0 if unknown.
   int64_t LastHeardMs(uint64_t client_id);
 
-  // While following a master: one command of its stream as applied (`bytes` long in the
-  // stream), `offset_before` the offset before it. Nothing (one relaxed load) until a replica
-  // of ours attached.
-  void Feed(int64_t offset_before, std::span<const std::string_view> args, size_t bytes);
+  // While following a master: one command of its stream as applied, its bytes as the master
+  // sent them (as Redis proxies its master's stream), `offset_before` the offset before it.
+  // Wakes the thread only if a replica of ours is attached and the thread sleeps idle.
+  void Feed(int64_t offset_before, std::string_view command);
 
   // Every write numbered so far is in the backlog (master_repl_offset counts it): a cluster
   // master paused for a manual failover reports its offset once this holds.
@@ -286,6 +286,7 @@ class Master {
   int64_t merged_end_ = 0;  // end_ after the last write merged (PING and GETACK come after)
   int64_t size_ = 1 << 20;  // repl-backlog-size
   int cur_db_ = -1;         // the stream's database (-1: a SELECT goes first)
+  bool feed_wake_ = true;   // the thread sleeps idle: Feed wakes it (for a replica of ours)
 
   // Ordering the workers' entries.
   uint64_t next_seq_ = 1;

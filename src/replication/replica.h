@@ -58,8 +58,7 @@ class Replica : public RequestHandler {
     std::function<std::string(std::string_view)> config_value;  // CONFIG GET's value
     // The master side (master.h): the stream as applied (for our own replicas), ROLE's
     // replicas, INFO's slave lines and backlog fields.
-    std::function<void(int64_t offset_before, std::span<const std::string_view> args, size_t bytes)>
-        feed;
+    std::function<void(int64_t offset_before, std::string_view command)> feed;
     std::function<void(ReplyWriter&)> write_replicas;
     std::function<void(std::string*)> info_slaves;
     std::function<void(std::string*)> info_backlog;
@@ -242,8 +241,10 @@ class Replica : public RequestHandler {
   std::atomic<int> hold_{0};
   Connection* held_ = nullptr;
   std::vector<std::string_view> held_args_;
-  size_t held_bytes_ = 0;
-  Result RunStreamCommand(Connection& c, std::span<const std::string_view> args, size_t bytes);
+  std::string_view held_data_;
+  // `data`: the command's bytes as the master sent them (their length is what the offset counts).
+  Result RunStreamCommand(Connection& c, std::span<const std::string_view> args,
+                          std::string_view data);
   void LogStreamError(std::string_view name);
   // The window (worker 0): the start offsets of the commands run apart, in stream order, each
   // with whether it finished (the front is always unfinished).

@@ -105,10 +105,10 @@ RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::st
     // A snapshot is opening: this command waits (not counted, not run) until it is open.
     held_ = &c;
     held_args_.assign(args.begin(), args.end());
-    held_bytes_ = c.request_bytes();
+    held_data_ = c.request_data();
     return Result::kPending;
   }
-  return RunStreamCommand(c, args, c.request_bytes());
+  return RunStreamCommand(c, args, c.request_data());
 }
 
 void Replica::HoldStream(bool on) {
@@ -136,20 +136,20 @@ void Replica::RunHeld() {
   held_ = nullptr;
   std::vector<std::string_view> args = std::move(held_args_);
   held_args_.clear();
-  const Result r = Cancelled(link_gen_) ? Result::kDone : RunStreamCommand(*c, args, held_bytes_);
+  const Result r = Cancelled(link_gen_) ? Result::kDone : RunStreamCommand(*c, args, held_data_);
   if (r == Result::kClose) c->CloseAfterReply();
   if (r != Result::kPending) c->Resume();  // the connection goes on with its next request
 }
 
 RequestHandler::Result Replica::RunStreamCommand(Connection& c,
                                                  std::span<const std::string_view> args,
-                                                 size_t bytes) {
-  // Counted when the command starts: the connection runs one at a time, so every command before
-  // it has finished, and a GETACK answers the offset of the commands before it.
+                                                 std::string_view data) {
+  // Counted when the command starts: every command before it has started, and a GETACK (which
+  // waits for those run apart) answers the offset of the commands before it.
   const int64_t before = offset_.load(std::memory_order_relaxed);
   cur_start_ = before;
-  if (deps_.feed) deps_.feed(before, args, bytes);  // our own replicas' stream
-  offset_.store(before + static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  if (deps_.feed) deps_.feed(before, data);  // our own replicas' stream: the bytes as they came
+  offset_.store(before + static_cast<int64_t>(data.size()), std::memory_order_relaxed);
   if (EqualsNoCase(args[0], "replconf")) {
     if (args.size() >= 2 && EqualsNoCase(args[1], "getack"))
       c.output()->append(RespArray({"REPLCONF", "ACK", std::to_string(before)}));

@@ -52,7 +52,7 @@ struct RemoteCommand : MailboxItem {
   RemoteCommand* cursor = nullptr;      // the head's: the next to run
   int lane = 0;
   int64_t stream_token = 0;  // Replica::ApartBegin's
-  int64_t start_ns = 0;
+  int64_t run_ns = 0;  // on its worker: when it started, then how long it ran (SLOWLOG, stats)
   uint64_t errors0 = 0;
 
   static void RunOnShard(MailboxItem* item);
@@ -193,6 +193,7 @@ void RemoteCommand::RunChain(MailboxItem* item) {
     m->ctx.store = &shard.store;
     m->ctx.now_ms = NowMs();
     m->writer.set_error_sink(m->server->obs_->stats.error_sink(here));
+    m->run_ns = MonotonicNs();
     Task t = m->ctx.spec->handler(m->ctx);
     if (!t.Start(&RemoteCommand::ChainStepDone, m)) {
       if (SuspendedWriteCounts(*m->ctx.spec)) {
@@ -201,6 +202,7 @@ void RemoteCommand::RunChain(MailboxItem* item) {
       }
       return;  // ChainStepDone goes on with the next
     }
+    m->run_ns = MonotonicNs() - m->run_ns;
     head->cursor = m->chain_next;
   }
   head->run = &RemoteCommand::ChainHome;
@@ -209,6 +211,7 @@ void RemoteCommand::RunChain(MailboxItem* item) {
 
 void RemoteCommand::ChainStepDone(void* arg) {
   auto* m = static_cast<RemoteCommand*>(arg);
+  m->run_ns = MonotonicNs() - m->run_ns;
   if (m->write_suspended) {
     m->server->shards().local().WriteFinished();
     m->write_suspended = false;
@@ -649,6 +652,7 @@ bool Server::StreamRunsApart(ClientState* cl, const CommandSpec* spec,
     // command apart finished, then runs on the link as it always did: the stream's order holds
     // across workers at every such command.
     stream_held_ = cl;
+    stream_held_full_ = apart;
     cl->pending = true;
     *r = Result::kPending;
     return true;
@@ -667,7 +671,6 @@ bool Server::StreamRunsApart(ClientState* cl, const CommandSpec* spec,
   m->track = false;
   m->writer_id = 0;
   m->errors0 = m->writer.errors();
-  m->start_ns = MonotonicNs();
   m->stream_token = replica_->ApartBegin();
   m->lane = shard;
   m->chain_next = nullptr;
@@ -678,9 +681,24 @@ bool Server::StreamRunsApart(ClientState* cl, const CommandSpec* spec,
     lane.first = m;
   }
   lane.last = m;
-  if (!lane.busy) StreamPostChain(shard);
+  if (!lane.busy && !stream_flush_.pending) {
+    stream_flush_.pending = true;
+    stream_flush_.server = this;
+    stream_flush_.run = &Server::StreamFlushLanes;
+    m->home->Defer(&stream_flush_);
+  }
   *r = Result::kDone;
   return true;
+}
+
+void Server::StreamFlushLanes(MailboxItem* item) {
+  auto* flush = static_cast<StreamFlush*>(item);
+  flush->pending = false;
+  Server* s = flush->server;
+  for (int shard = 0; shard < static_cast<int>(s->stream_lanes_.size()); ++shard) {
+    const StreamLane& lane = s->stream_lanes_[static_cast<size_t>(shard)];
+    if (!lane.busy && lane.first != nullptr) s->StreamPostChain(shard);
+  }
 }
 
 void Server::StreamPostChain(int shard) {
@@ -701,8 +719,7 @@ void Server::StreamChainHome(RemoteCommand* head) {
   for (RemoteCommand* m = head; m != nullptr;) {
     RemoteCommand* next = m->chain_next;
     const bool failed = m->writer.errors() != m->errors0;
-    obs_->CommandDoneFrom(home, m->ctx.spec, stream_peer_, stream_name_, m->argv, m->start_ns,
-                          failed);
+    obs_->CommandRanFor(home, m->ctx.spec, stream_peer_, stream_name_, m->argv, m->run_ns, failed);
     empty = replica_->ApartEnd(m->stream_token, failed ? m->ctx.spec->name : std::string_view());
     stream_apart_bytes_ -= static_cast<int64_t>(m->arena.size());
     m->chain_next = m->chain_head = m->cursor = nullptr;
@@ -712,9 +729,14 @@ void Server::StreamChainHome(RemoteCommand* head) {
   StreamLane& lane = stream_lanes_[static_cast<size_t>(shard)];
   lane.busy = false;
   if (lane.first != nullptr) StreamPostChain(shard);
-  if (empty && stream_held_ != nullptr) {
-    // The link's command that waited for them: run now (even if the link closed meanwhile: the
-    // stream's offset already counts it).
+  // The link's command that waited: for every command apart to finish, or for room in the
+  // window (half of it, so the link is not woken for each finished chain). Run now, even if
+  // the link closed meanwhile: the stream's offset already counts it.
+  const bool room = stream_held_full_ &&
+                    static_cast<int64_t>(replica_->apart_count()) * 2 <=
+                        replica_apply_window_.load(std::memory_order_relaxed) &&
+                    stream_apart_bytes_ * 2 <= kStreamApartBytes;
+  if ((empty || room) && stream_held_ != nullptr) {
     ClientState* cl = std::exchange(stream_held_, nullptr);
     if (Execute(cl, cl->cmd_spec, cl->cmd_args) != Result::kPending) FinishCommand(cl);
   }

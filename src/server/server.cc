@@ -173,9 +173,7 @@ Server::Server(Config config) : config_(std::move(config)), table_(AllCommandFam
       [this]() -> ShardSet& { return *shards_; }, &services_, this,
       [this] { return next_client_id_.fetch_add(1); }, [this] { return listener_.port(); },
       [this](std::string_view name) { return ConfigValue(name); },
-      [this](int64_t before, std::span<const std::string_view> args, size_t bytes) {
-        master_->Feed(before, args, bytes);
-      },
+      [this](int64_t before, std::string_view command) { master_->Feed(before, command); },
       [this](ReplyWriter& w) { master_->WriteReplicas(w); },
       [this](std::string* out) { master_->AppendSlaves(out); },
       [this](std::string* out) { master_->AppendBacklog(out); },

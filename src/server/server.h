@@ -218,7 +218,16 @@ class Server : public RequestHandler {
     RemoteCommand* last = nullptr;
   };
   std::vector<StreamLane> stream_lanes_;
+  // Posts the lanes' first chains on the loop turn after the link parsed what it had (Defer),
+  // so a chain carries every command of that read, not the first alone.
+  struct StreamFlush : MailboxItem {
+    Server* server = nullptr;
+    bool pending = false;
+  };
+  StreamFlush stream_flush_;
+  static void StreamFlushLanes(MailboxItem* item);
   ClientState* stream_held_ = nullptr;
+  bool stream_held_full_ = false;   // it waits for room in the window, not for the window to empty
   int64_t stream_apart_bytes_ = 0;  // the arguments of the commands apart (bounded)
   uint64_t stream_client_ = 0;
   std::string stream_peer_, stream_name_;
