@@ -244,40 +244,41 @@ bool RunCommand(lua_State* L, ScriptRun& run) {
     PushLuaError(L, "Unknown Redis command called from script");
     return true;
   }
-  if (!CommandTable::ArityOk(*spec, argv.size())) {
-    PushLuaError(L, "Wrong number of args calling Redis command from script");
+  // Refused before it ran: as Redis's scriptCall, the command's rejected_calls counts it.
+  const auto reject = [&](std::string_view error) {
+    if (ctx.services->observability != nullptr && Worker::Current() != nullptr) {
+      ctx.services->observability->CommandRejected(Worker::Current()->id(), spec);
+    }
+    PushLuaError(L, error);
     return true;
+  };
+  if (!CommandTable::ArityOk(*spec, argv.size())) {
+    return reject("Wrong number of args calling Redis command from script");
   }
   if (spec->flags & kCmdNoScript) {
-    PushLuaError(L, "This Redis command is not allowed from script");
-    return true;
+    return reject("This Redis command is not allowed from script");
   }
   if (!AclAllows(run, *spec)) {
-    PushLuaError(L, "The user executing the script can't run this command or subcommand");
-    return true;
+    return reject("The user executing the script can't run this command or subcommand");
   }
   const bool write = spec->flags & kCmdWrite;
   if (write && run.read_only) {
-    PushLuaError(L, "-ERR Write commands are not allowed from read-only scripts.");
-    return true;
+    return reject("-ERR Write commands are not allowed from read-only scripts.");
   }
   if (write && ctx.services->refuses_writes() && !(ctx.client && ctx.client->master)) {
-    PushLuaError(L, "-READONLY You can't write against a read only replica.");
-    return true;
+    return reject("-READONLY You can't write against a read only replica.");
   }
   // As Redis's scriptVerifyWriteCommandAllow: a script's first write gets -MISCONF while
   // saves fail (after one write it may not be stopped halfway).
   if (write && ctx.services->disk_error_denies_writes() && !(ctx.client && ctx.client->master) &&
       !RunningScript().wrote.load(std::memory_order_relaxed)) {
-    PushLuaError(L, std::string("-") + std::string(kErrMisconf));
-    return true;
+    return reject(std::string("-") + std::string(kErrMisconf));
   }
   // Over maxmemory at the start, a script without allow-oom may not grow memory before its
   // first write (after that, stopping it halfway would break its atomicity).
   if (run.oom_at_start && !run.allow_oom && (spec->flags & kCmdDenyOom) &&
       !RunningScript().wrote.load(std::memory_order_relaxed)) {
-    PushLuaError(L, std::string("-") + std::string(kErrOOM));
-    return true;
+    return reject(std::string("-") + std::string(kErrOOM));
   }
   if (write) RunningScript().wrote.store(true, std::memory_order_relaxed);
   if (ctx.services->cluster != nullptr && !(ctx.client && ctx.client->master)) {
@@ -290,10 +291,7 @@ bool RunCommand(lua_State* L, ScriptRun& run) {
         error = "Script attempted to access keys that do not hash to the same slot";
       }
     }
-    if (!error.empty()) {
-      PushLuaError(L, error);
-      return true;
-    }
+    if (!error.empty()) return reject(error);
   }
   run.call_reply.clear();
   ReplyWriter w(&run.call_reply, run.resp);

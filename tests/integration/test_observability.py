@@ -78,6 +78,21 @@ def test_commandstats_counts_calls_rejections_and_failures(c):
     assert "config|resetstat" in stats
 
 
+def test_commandstats_count_a_scripts_refused_calls_as_rejected(c):
+    # As Redis's scriptCall: a redis.call refused before it runs (wrong arity, a write from a
+    # read-only script) counts in that command's rejected_calls; the script's own reply is an
+    # error, so EVAL / EVAL_RO count a failed call.
+    assert isinstance(c.cmd("EVAL_RO", "return redis.pcall('set', 'a', 'b')", 0), RespError)
+    assert isinstance(c.cmd("EVAL", "return redis.pcall('set', 'a')", 0), RespError)
+    assert isinstance(c.cmd("EVAL", "return redis.pcall('get', 'a', 'b')", 0), RespError)
+    stats = stat_lines(info(c, "commandstats"), "cmdstat_")
+    assert stats["set"]["calls"] == "0" and stats["set"]["rejected_calls"] == "2"
+    assert stats["get"]["calls"] == "0" and stats["get"]["rejected_calls"] == "1"
+    assert stats["eval"]["calls"] == "2" and stats["eval"]["failed_calls"] == "2"
+    assert stats["eval_ro"]["failed_calls"] == "1"
+    assert stat_lines(info(c, "errorstats"), "errorstat_")["ERR"] == {"count": "3"}
+
+
 def test_resetstat_clears_command_and_error_stats(c):
     c.cmd("GET", "x")
     c.cmd("NO-SUCH-COMMAND")
