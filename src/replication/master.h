@@ -279,7 +279,7 @@ class Master {
 
   // Backlog: the bytes from offset first_ (buf_[0]) to the end of the stream.
   bool backlog_ = false;
-  std::atomic<bool> backlog_on_{false};  // backlog_, for Feed's test without the lock
+  std::atomic<bool> backlog_on_{false};  // backlog_, for backlog_active() without the lock
   std::string buf_;
   int64_t first_ = 1;
   int64_t end_ = 0;         // the offset of the last byte (master_repl_offset)

@@ -683,8 +683,6 @@ bool Server::StreamRunsApart(ClientState* cl, const CommandSpec* spec,
   lane.last = m;
   if (!lane.busy && !stream_flush_.pending) {
     stream_flush_.pending = true;
-    stream_flush_.server = this;
-    stream_flush_.run = &Server::StreamFlushLanes;
     m->home->Defer(&stream_flush_);
   }
   *r = Result::kDone;

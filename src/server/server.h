@@ -221,10 +221,11 @@ class Server : public RequestHandler {
   // Posts the lanes' first chains on the loop turn after the link parsed what it had (Defer),
   // so a chain carries every command of that read, not the first alone.
   struct StreamFlush : MailboxItem {
-    Server* server = nullptr;
+    explicit StreamFlush(Server* s) : server(s) { run = &Server::StreamFlushLanes; }
+    Server* server;
     bool pending = false;
   };
-  StreamFlush stream_flush_;
+  StreamFlush stream_flush_{this};
   static void StreamFlushLanes(MailboxItem* item);
   ClientState* stream_held_ = nullptr;
   bool stream_held_full_ = false;   // it waits for room in the window, not for the window to empty
