@@ -260,6 +260,8 @@ void Replica::Promote() {
   LogNotice("MASTER MODE enabled (user request from 'id=?')");
   lock.unlock();
   cv_.notify_all();
+  // Writes from clients come next: no restart may roll the data back to the stream's last cut.
+  VoidCuts();
   // The link closes now, not at the thread's next tick: nothing more of it is applied.
   if (deps_.shards) PostToLink(true);
 }
@@ -469,14 +471,27 @@ void Replica::ServeLink(uint64_t gen, int fd, std::string leftover,
   deps_.shards().at(0).worker->Post(item);
   int64_t timeout_s = 60;
   ParseInt64(deps_.config_value("repl-timeout"), &timeout_s);
+  // A first consistency point right away: after a full sync, the data are the RDB's.
+  last_cut_start_ms_ = 0;
+  MaybeStartCut(gen);
   std::unique_lock<std::mutex> lock(mu_);
   bool closing = false;
+  int64_t next_ack_ms = NowMs() + 1000;
   while (!link_closed_) {
-    cv_.wait_for(lock, std::chrono::seconds(1));
+    cv_.wait_for(lock, std::chrono::milliseconds(kCutIntervalMs));
+    if (pending_cut_ != nullptr) WritePendingCut(lock);
     if (link_closed_ || closing) continue;
+    const bool cancelled = Cancelled(gen);
+    if (!cancelled && NowMs() < next_ack_ms) {
+      lock.unlock();
+      MaybeStartCut(gen);
+      lock.lock();
+      continue;
+    }
+    next_ack_ms = NowMs() + 1000;
     const bool timed_out = NowMs() - last_io_ms_.load() > timeout_s * 1000;
     if (timed_out) LogWarning("MASTER timeout: no data nor PING received...");
-    closing = Cancelled(gen) || timed_out;
+    closing = cancelled || timed_out;
     lock.unlock();
     PostToLink(closing);
     lock.lock();

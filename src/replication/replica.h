@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <coroutine>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -36,6 +37,8 @@
 #include "net/connection.h"
 #include "protocol/reply_writer.h"
 #include "replication/rdb_stream.h"
+#include "runtime/task.h"
+#include "storage/format.h"
 
 namespace lavik {
 
@@ -109,6 +112,9 @@ class Replica : public RequestHandler {
   // second_repl_offset = offset + 1 and master_repl_offset = offset, so the master's former
   // replicas can continue (the Master's backlog is restored by the caller).
   void RestoreFromRdb(const std::string& replid, int64_t offset, int db, bool as_replica);
+  // Start-up, after recovery rolled the data file back to its replication cut (a replica
+  // restarted after a crash, replica_cut.cc): the data follow that history up to its offset.
+  void RestoreFromCut(const ReplCut& cut);
 
   // A dump.rdb's replication fields at a snapshot's instant (Redis's rdbPopulateSaveInfo;
   // called while every other worker is parked, or worker 0 is the caller): on a master, only
@@ -255,6 +261,44 @@ class Replica : public RequestHandler {
   void MaybeLinkOver();        // worker 0
   int64_t AckOffset() const;   // worker 0: every command before it has finished
   void RunHeld();              // worker 0
+
+  // Replication cuts (replica_cut.cc; doc/replication.md "A replica killed -9 continues"):
+  // while the link serves the stream, every kCutIntervalMs the stream is held between two
+  // commands, each shard's log position captured and synced, and the superblock told that the
+  // data file holds the stream up to that offset. A restart after a crash rolls back to it.
+  // How often a cut is taken while the stream moves: what a restart after a crash replays at
+  // most (the master's backlog must still hold it), against a short hold of the stream and a
+  // sync of every shard's log per cut.
+  static constexpr int64_t kCutIntervalMs = 100;
+  struct PendingCut {
+    uint64_t gen = 0;    // the REPLICAOF generation it was taken under
+    uint64_t epoch = 0;  // DataFile::cut_epoch() at the capture
+    ReplCut cut;
+    std::vector<uint64_t> numbers;  // each shard's capture number
+  };
+  void MaybeStartCut(uint64_t gen);  // replication thread, mu_ not held
+  Task TakeCut(uint64_t gen);        // worker 0
+  // Worker 0: no command of the stream is in flight (or held half-way); the history, offset
+  // and database the data follow now.
+  bool StreamAtRest(ReplCut* cut);
+  void WritePendingCut(std::unique_lock<std::mutex>& lock);  // replication thread, mu_ held
+  // The superblock's cut no longer describes the data (a full sync, a promotion): cleared, and
+  // the shards may free what the old cuts kept.
+  void VoidCuts();
+  // Worker 0: TakeCut waiting for the stream to come to rest, resumed (on a later loop turn)
+  // when the window empties, a command is held, or the replication thread's next tick.
+  std::coroutine_handle<> rest_waiter_;
+  void WakeRestWaiter();
+  struct RestAwaiter {
+    Replica* self;
+    bool await_ready() const { return false; }
+    void await_suspend(std::coroutine_handle<> h) { self->rest_waiter_ = h; }
+    void await_resume() const {}
+  };
+  std::unique_ptr<PendingCut> pending_cut_;  // mu_
+  std::atomic<bool> cut_running_{false};
+  std::atomic<int64_t> last_cut_offset_{-1};  // the offset of the last cut written (-1: none)
+  int64_t last_cut_start_ms_ = 0;             // replication thread
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

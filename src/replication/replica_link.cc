@@ -83,6 +83,7 @@ bool Replica::ApartEnd(int64_t token, std::string_view failed_name) {
   while (!apart_.empty() && apart_.front().second) apart_.pop_front();
   apart_count_.store(apart_.size(), std::memory_order_relaxed);
   if (!apart_.empty()) return false;
+  WakeRestWaiter();  // a cut waiting for the stream to come to rest
   MaybeLinkOver();
   return true;
 }
@@ -106,6 +107,7 @@ RequestHandler::Result Replica::OnRequest(Connection& c, std::span<const std::st
     held_ = &c;
     held_args_.assign(args.begin(), args.end());
     held_data_ = c.request_data();
+    WakeRestWaiter();
     return Result::kPending;
   }
   return RunStreamCommand(c, args, c.request_data());

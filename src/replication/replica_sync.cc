@@ -97,6 +97,8 @@ uint64_t StoredKeys(ShardSet& shards) {
 }  // namespace
 
 bool Replica::FlushAll() {
+  // The data stop following the old history here (the FLUSHALL voids the cut as well).
+  VoidCuts();
   const CommandSpec* spec = deps_.services->commands->FindOriginal("flushall");
   if (spec == nullptr) return false;
   BlockingCommand cmd;

@@ -340,6 +340,9 @@ Task Info(Context& ctx) {
     Field(&out, "tombstones_dropped", total.stats.tombstones_dropped);
     Field(&out, "recovery_from_checkpoint", server->recovery().from_checkpoint ? 1 : 0);
     Field(&out, "recovery_ms", static_cast<uint64_t>(server->recovery().elapsed_ms));
+    // A replica's consistency point (doc/replication.md "A replica killed -9 continues").
+    Field(&out, "replica_cut_offset", std::to_string(file.cut_offset()));
+    Field(&out, "recovery_rolled_back_records", server->recovery().dropped_records);
     out += "\r\n";
   }
   if (Wanted(sections, "replication", true)) {

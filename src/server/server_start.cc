@@ -438,10 +438,23 @@ bool Server::OpenStorage(std::string* error) {
   LogNotice(std::string(data_file_->fresh() ? "Formatted" : "Opened") + " data file " +
             config_.data_file + " (" + std::to_string(data_file_->segment_count()) +
             " segments of " + std::to_string(data_file_->segment_size() >> 20) + " MiB)");
+  // A replica restarted after a crash (no history saved at a clean shutdown): back to the data
+  // file's last replication cut, whose offset its master may continue from
+  // (doc/replication.md "A replica killed -9 continues").
+  const ReplCut cut = data_file_->superblock().cut;
+  const bool rollback =
+      cut.valid() && !ConfigValue("replicaof").empty() && !replica_->has_history();
   if (!Recover(
           data_file_.get(), ptrs, [n](uint16_t slot) { return SlotShard(slot, n); },
-          [](const std::string& m) { LogNotice(m); }, &recovery_, error)) {
+          [](const std::string& m) { LogNotice(m); }, &recovery_, error, rollback)) {
     return false;
+  }
+  if (recovery_.rolled_back) {
+    LogNotice("Data rolled back to the replication consistency point at offset " +
+              std::to_string(cut.offset) + ": " + std::to_string(recovery_.dropped_records) +
+              " records and " + std::to_string(recovery_.dropped_segments) +
+              " segments written after it dropped");
+    replica_->RestoreFromCut(cut);
   }
   // SWAPDB's map, as the superblock last recorded it.
   for (int d = 0; d < kMaxDatabases; ++d) {

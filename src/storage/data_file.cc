@@ -248,12 +248,20 @@ bool DataFile::WriteSuperblock(std::string* error) {
   // Overwrite the copy that does not hold the newest generation.
   uint64_t off =
       (s == SuperblockStatus::kOk && which == 0) ? kSuperblockOffsetB : kSuperblockOffsetA;
-  return WriteAt(block.data(), kBlockSize, off, error) && SyncNow(error);
+  if (!WriteAt(block.data(), kBlockSize, off, error) || !SyncNow(error)) return false;
+  cut_offset_.store(sb_.cut.valid() ? sb_.cut.offset : -1, std::memory_order_relaxed);
+  return true;
+}
+
+void DataFile::VoidCutLocked() {
+  sb_.cut = ReplCut{};
+  cut_epoch_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 bool DataFile::SetFlushSeq(uint64_t seq, std::string* error) {
   std::lock_guard<std::mutex> lock(sb_mu_);
   sb_.flush_seq = std::max(sb_.flush_seq, seq);
+  VoidCutLocked();
   return WriteSuperblock(error);
 }
 
@@ -261,13 +269,30 @@ bool DataFile::SetDbFlushSeq(int db, uint64_t seq, std::string* error) {
   std::lock_guard<std::mutex> lock(sb_mu_);
   uint64_t& s = sb_.db_flush_seq[static_cast<size_t>(db)];
   s = std::max(s, seq);
+  VoidCutLocked();
   return WriteSuperblock(error);
 }
 
 bool DataFile::SetDbMap(const std::array<uint8_t, kMaxDatabases>& map, std::string* error) {
   std::lock_guard<std::mutex> lock(sb_mu_);
   sb_.db_map = map;
+  VoidCutLocked();
   return WriteSuperblock(error);
+}
+
+bool DataFile::SetReplCut(const ReplCut& cut, uint64_t epoch, bool* stale, std::string* error) {
+  std::lock_guard<std::mutex> lock(sb_mu_);
+  *stale = cut_epoch_.load(std::memory_order_acquire) != epoch;
+  if (*stale) return true;
+  sb_.cut = cut;
+  return WriteSuperblock(error);
+}
+
+bool DataFile::ClearReplCut(std::string* error) {
+  std::lock_guard<std::mutex> lock(sb_mu_);
+  const bool had = sb_.cut.valid();
+  VoidCutLocked();
+  return !had || WriteSuperblock(error);
 }
 
 bool DataFile::GrowLocked(uint32_t min_new_segments) {

@@ -74,6 +74,19 @@ class DataFile {
   bool SetDbFlushSeq(int db, uint64_t seq, std::string* error);
   // SWAPDB: persists the logical → physical database map.
   bool SetDbMap(const std::array<uint8_t, kMaxDatabases>& map, std::string* error);
+  // (These three void the replication cut in the same write: what a FLUSHALL, FLUSHDB or
+  // SWAPDB changed is not in the records a rollback keeps.)
+
+  // A replica's consistency point (doc/storage-format.md "Replication cut"; any thread, blocking).
+  // The cut's positions were taken at cut_epoch() == `epoch`; if a void came since (a FLUSHALL,
+  // FLUSHDB, SWAPDB, ClearReplCut), the cut no longer describes the data: nothing is written and
+  // *stale is set.
+  uint64_t cut_epoch() const { return cut_epoch_.load(std::memory_order_acquire); }
+  bool SetReplCut(const ReplCut& cut, uint64_t epoch, bool* stale, std::string* error);
+  // No cut any more (a promotion, a full sync): written before the data change.
+  bool ClearReplCut(std::string* error);
+  // The stream offset of the cut the superblock on the device holds, -1 for none (INFO).
+  int64_t cut_offset() const { return cut_offset_.load(std::memory_order_relaxed); }
 
   // --- Segment allocator (any thread) ---
   enum class SegState : uint8_t { kFree, kLog, kLarge, kLargeTail, kCheckpoint, kReleasing };
@@ -130,6 +143,9 @@ class DataFile {
   std::atomic<uint32_t> segment_count_{0};
   std::atomic<uint64_t> next_seq_{1};
   std::atomic<uint64_t> bytes_reclaimed_{0};
+  std::atomic<uint64_t> cut_epoch_{0};   // +1 by every void of the cut (sb_mu_ held)
+  std::atomic<int64_t> cut_offset_{-1};  // as of the last superblock write
+  void VoidCutLocked();
   bool growth_failed_ = false;  // the file system refused to grow the file (full)
 
   std::mutex sb_mu_;       // serializes superblock writes

@@ -132,6 +132,9 @@ Task Store::DefragSegment(uint32_t seg, bool* ok) {
   bool synced = false;
   co_await log_.FlushAndSync(&synced);
   if (!synced) co_return;
+  // A replica's cut taken before the last copy landed may be rolled back to after a crash, and
+  // then needs the old copies: wait for a newer cut (or none; Store::CaptureCut).
+  for (const uint64_t k = cut_taken_; !CutFreeAllowed(k);) co_await CutAwaiter{this};
   while (file_->readers(seg).load() > 0) co_await YieldToLoop();
   // A snapshot that began while records were being moved may read their old copies here: the
   // segment stays (its live bytes are 0 now; a later pass frees it).

@@ -33,6 +33,17 @@ constexpr size_t kSbDbFlushSeq = 128;                           // u64[16]
 constexpr size_t kSbDbMap = kSbDbFlushSeq + 8 * kMaxDatabases;  // u8[16]
 constexpr size_t kSbDbCrc = kSbDbMap + kMaxDatabases;           // u32
 static_assert(kSbDbCrc + 4 <= kBlockSize);
+// The replication cut (doc/storage-format.md "Replication cut"): all zero = none.
+constexpr size_t kSbCut = 512;
+constexpr std::string_view kCutMagic = "LVKCUT01";
+constexpr size_t kCutOffset = kSbCut + 8;   // i64
+constexpr size_t kCutDb = kSbCut + 16;      // i32
+constexpr size_t kCutCount = kSbCut + 20;   // u32
+constexpr size_t kCutReplid = kSbCut + 24;  // 40 bytes
+constexpr size_t kCutShards = kSbCut + 64;  // count x (u64 open_seq, u64 open_end, u64 next_seq)
+constexpr size_t kCutCrc = kBlockSize - 4;  // crc32c of [kSbCut, kCutCrc)
+static_assert(kSbDbCrc + 4 <= kSbCut);
+static_assert(kCutShards + 24 * kMaxCutShards <= kCutCrc);
 
 // Segment header field offsets.
 constexpr size_t kShMagic = 0;
@@ -110,6 +121,21 @@ void EncodeSuperblock(const Superblock& sb, char* block) {
   EncodeFixed32(block + kSbGrownByLavik, sb.grown_by_lavik);
   EncodeFixed64(block + kSbFlushSeq, sb.flush_seq);
   EncodeFixed32(block + kSbCrc, Crc32c(block, kSbCrc));
+  if (sb.cut.valid()) {
+    const ReplCut& c = sb.cut;
+    std::memcpy(block + kSbCut, kCutMagic.data(), kCutMagic.size());
+    EncodeFixed64(block + kCutOffset, static_cast<uint64_t>(c.offset));
+    EncodeFixed32(block + kCutDb, static_cast<uint32_t>(c.db));
+    EncodeFixed32(block + kCutCount, c.count);
+    std::memcpy(block + kCutReplid, c.replid.data(), c.replid.size());
+    for (uint32_t i = 0; i < c.count && i < kMaxCutShards; ++i) {
+      char* e = block + kCutShards + 24 * i;
+      EncodeFixed64(e, c.shards[i].open_seq);
+      EncodeFixed64(e + 8, c.shards[i].open_end);
+      EncodeFixed64(e + 16, c.shards[i].next_seq);
+    }
+    EncodeFixed32(block + kCutCrc, Crc32c(block + kSbCut, kCutCrc - kSbCut));
+  }
   // No FLUSHDB and the identity map: the extension stays all zero (as a file from before it).
   bool plain = true;
   for (size_t d = 0; d < kMaxDatabases; ++d) {
@@ -173,6 +199,22 @@ SuperblockStatus DecodeSuperblock(const char* block, Superblock* out) {
       if (p >= kMaxDatabases || seen[p]) return SuperblockStatus::kBadCrc;  // not a permutation
       seen[p] = true;
       sb.db_map[d] = p;
+    }
+  }
+  if (!AllZero(block + kSbCut, kBlockSize - kSbCut)) {
+    const uint32_t count = DecodeFixed32(block + kCutCount);
+    if (!MagicIs(block + kSbCut, kCutMagic) || count == 0 || count > kMaxCutShards ||
+        DecodeFixed32(block + kCutCrc) != Crc32c(block + kSbCut, kCutCrc - kSbCut)) {
+      return SuperblockStatus::kBadCrc;
+    }
+    ReplCut& c = sb.cut;
+    c.offset = static_cast<int64_t>(DecodeFixed64(block + kCutOffset));
+    c.db = static_cast<int32_t>(DecodeFixed32(block + kCutDb));
+    c.count = count;
+    std::memcpy(c.replid.data(), block + kCutReplid, c.replid.size());
+    for (uint32_t i = 0; i < count; ++i) {
+      const char* e = block + kCutShards + 24 * i;
+      c.shards[i] = CutPosition{DecodeFixed64(e), DecodeFixed64(e + 8), DecodeFixed64(e + 16)};
     }
   }
   *out = sb;

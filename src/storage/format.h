@@ -77,6 +77,33 @@ inline constexpr size_t kSuperblockSize = 104;
 // was written after it.
 inline constexpr uint32_t kSuperblockClean = 1;
 
+// Where one shard's log stood at a replication cut: its open segment's seq (0: none) and the
+// file offset its next record would have taken there, and the next segment seq the file would
+// have handed out. A record of that shard lies after the cut if its segment's seq is >= next_seq,
+// or it is in the open segment at or past open_end.
+struct CutPosition {
+  uint64_t open_seq = 0;
+  uint64_t open_end = 0;
+  uint64_t next_seq = 0;
+  bool operator==(const CutPosition&) const = default;
+};
+
+// The most shards a cut can describe (what fits in the superblock's block).
+inline constexpr size_t kMaxCutShards = 146;
+
+// A replica's consistency point: the data file holds exactly the effects of its master's stream
+// up to `offset` of history `replid` (its stream then in database `db`), once every record after
+// the shards' positions is dropped. Fixed-size, so a Superblock stays a plain value.
+struct ReplCut {
+  std::array<char, 40> replid{};
+  int64_t offset = 0;
+  int32_t db = 0;
+  uint32_t count = 0;  // shards described; 0 = no cut
+  std::array<CutPosition, kMaxCutShards> shards{};
+  bool valid() const { return count != 0; }
+  bool operator==(const ReplCut&) const = default;
+};
+
 // The decoded superblock; field meanings are in the doc's table. The magic and
 // crc are not fields: Encode writes them and Decode checks them.
 struct Superblock {
@@ -102,6 +129,9 @@ struct Superblock {
     for (size_t i = 0; i < kMaxDatabases; ++i) m[i] = static_cast<uint8_t>(i);
     return m;
   }();
+
+  // A replica's last consistency point (doc/storage-format.md "Replication cut"); count 0 = none.
+  ReplCut cut;
 
   bool clean() const { return (flags & kSuperblockClean) != 0; }
   bool operator==(const Superblock&) const = default;

@@ -25,6 +25,7 @@ struct UsedSegment {
   SegmentKind kind;
   uint32_t run;
   uint32_t shard;
+  uint64_t cut_end = UINT64_MAX;  // a rollback keeps only the records before this file offset
 };
 
 int64_t Now() {
@@ -118,6 +119,59 @@ bool LoadCheckpoint(DataFile* file, const std::vector<Store*>& stores, RecoveryR
   return true;
 }
 
+// A rollback to the replication cut (doc/storage-format.md "Replication cut"): segments written
+// after it get a free header (every segment of a large run), and the segment each shard had
+// open at the cut is zeroed from its position on. Leaves `used` with what stays.
+bool DropAfterCut(DataFile* file, const ReplCut& cut, std::vector<UsedSegment>* used,
+                  RecoveryReport* report, std::string* error) {
+  AlignedBuffer free_block(kBlockSize);
+  SegmentHeader fh;
+  fh.kind = SegmentKind::kFree;
+  EncodeSegmentHeader(fh, free_block.data());
+  const uint64_t seg_size = file->segment_size();
+  AlignedBuffer tail;
+  std::vector<UsedSegment> kept;
+  for (UsedSegment& u : *used) {
+    if (u.shard >= cut.count) {  // written under more workers, in an earlier run: before it
+      kept.push_back(u);
+      continue;
+    }
+    const CutPosition& p = cut.shards[u.shard];
+    if (u.seq >= p.next_seq) {
+      for (uint32_t i = 0; i < u.run; ++i) {
+        if (!file->WriteAt(free_block.data(), kBlockSize, file->SegmentOffset(u.seg + i), error)) {
+          return false;
+        }
+      }
+      report->dropped_segments += u.run;
+      continue;
+    }
+    if (u.seq == p.open_seq) {
+      const uint64_t start = file->SegmentOffset(u.seg);
+      if (p.open_end < start + kBlockSize || p.open_end > start + seg_size) {
+        *error = "the replication cut names a position outside its segment";
+        return false;
+      }
+      u.cut_end = p.open_end;
+      // Zero from the cut's position to the segment's end (the block holding the position
+      // keeps its bytes before it), counting the records dropped.
+      const uint64_t from = AlignDown(p.open_end);
+      const uint64_t len = start + seg_size - from;
+      if (tail.size() < len) tail.Reset(len);
+      if (!file->ReadAt(tail.data(), len, from, error)) return false;
+      const size_t skip = p.open_end - from;
+      RecordScanner scanner(tail.data() + skip, len - skip, u.seq);
+      RecordView v;
+      while (scanner.Next(&v)) ++report->dropped_records;
+      std::memset(tail.data() + skip, 0, len - skip);
+      if (!file->WriteAt(tail.data(), len, from, error)) return false;
+    }
+    kept.push_back(u);
+  }
+  used->swap(kept);
+  return file->SyncNow(error);
+}
+
 }  // namespace
 
 bool MarkDirty(DataFile* file, std::string* error) {
@@ -128,7 +182,7 @@ bool MarkDirty(DataFile* file, std::string* error) {
 }
 
 bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlot& shard_of_slot,
-             const ProgressLog& log, RecoveryReport* report, std::string* error) {
+             const ProgressLog& log, RecoveryReport* report, std::string* error, bool rollback) {
   const int64_t started = Now();
   std::vector<UsedSegment> used;
   std::vector<uint32_t> ckpt;
@@ -136,6 +190,16 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
   std::sort(used.begin(), used.end(),
             [](const UsedSegment& a, const UsedSegment& b) { return a.seq < b.seq; });
   uint64_t max_seg_seq = 0;
+  // Seqs of dropped segments are never handed out again either (a reused seq would make their
+  // old records verify).
+  for (const UsedSegment& u : used) max_seg_seq = std::max(max_seg_seq, u.seq);
+  Superblock& sbm = file->superblock();
+  if (rollback && sbm.cut.valid()) {
+    if (!DropAfterCut(file, sbm.cut, &used, report, error)) return false;
+    report->rolled_back = true;
+  } else {
+    sbm.cut = ReplCut{};  // cleared by MarkDirty's write below
+  }
   for (const UsedSegment& u : used) {
     file->seq(u.seg).store(u.seq);
     file->MarkUsed(
@@ -152,7 +216,7 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
 
   const Superblock& sb = file->superblock();
   bool loaded = false;
-  if (sb.clean()) {
+  if (sb.clean() && !report->rolled_back) {
     std::string ignored;
     loaded = LoadCheckpoint(file, stores, report, &ignored);
     if (!loaded) {
@@ -181,6 +245,7 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
         RecordView v;
         while (scanner.Next(&v)) {
           const uint64_t off = base + start + scanner.end_offset() - v.length;
+          if (off >= u.cut_end) break;  // after the replication cut (zeroed by now)
           const auto type = static_cast<ValueType>(v.header.type);
           const uint64_t l = loc::Make(off, v.length, type, v.header.expire_ms != 0);
           uint64_t origin = 0;
@@ -232,7 +297,10 @@ bool Recover(DataFile* file, const std::vector<Store*>& stores, const ShardOfSlo
             " segments scanned, " + std::to_string(report->records) + " records");
       }
     }
-    for (Store* s : stores) s->set_seq(max_record_seq);
+    for (Store* s : stores) {
+      s->set_seq(max_record_seq);
+      if (report->rolled_back) s->StartAtCut();
+    }
     size_t orphans = 0;
     for (Store* s : stores) orphans += s->FinishRecovery();
     if (orphans > 0) {

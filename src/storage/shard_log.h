@@ -105,6 +105,13 @@ class ShardLog {
   // Timer tick (every ~100 ms): writes the tail; syncs once a second under everysec.
   void Tick(int64_t now_ms);
 
+  // Where the next record would go: the open segment's seq (0: none open, or the next Reserve
+  // opens a new one) and the file offset in it (a replication cut, format.h CutPosition).
+  CutPosition Position() const {
+    if (current_ == nullptr || force_new_segment_)
+      return CutPosition{0, 0, file_->peek_next_segment_seq()};
+    return CutPosition{segment_seq_, current_->end, file_->peek_next_segment_seq()};
+  }
   uint64_t last_seq() const { return last_seq_; }
   uint64_t durable_seq() const { return durable_seq_; }
   bool failed() const { return failed_; }

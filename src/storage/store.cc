@@ -105,7 +105,7 @@ void Store::Unaccount(uint64_t l) {
     if (it != large_lens_.end()) {
       // A large record owns its whole run: free it once no read is using it (and no snapshot
       // may read it: Tick holds the release while one is open).
-      pending_release_.emplace_back(seg, RunLength(it->second));
+      pending_release_.push_back({seg, RunLength(it->second), cut_taken_});
       if (!snaps_.empty()) snap_large_lens_[l] = it->second;
       large_lens_.erase(it);
     }
@@ -741,13 +741,33 @@ void Store::Tick(int64_t now_ms) {
     t.Start(nullptr, nullptr);
   }
   if (!pending_release_.empty() && snaps_.empty()) {
-    std::vector<std::pair<uint32_t, uint32_t>> runs;
+    std::vector<DeadRun> runs;
     runs.swap(pending_release_);
-    for (const auto& [first, count] : runs) {
-      Task t = ReleaseLarge(first, count);
+    for (const DeadRun& run : runs) {
+      if (!CutFreeAllowed(run.cut)) {
+        pending_release_.push_back(run);  // a rollback to a cut may still read it
+        continue;
+      }
+      Task t = ReleaseLarge(run.first, run.count);
       t.Start(nullptr, nullptr);
     }
   }
+}
+
+void Store::CutDurable(uint64_t number) {
+  cut_durable_ = std::max(cut_durable_, number);
+  WakeCutWaiters();
+}
+
+void Store::CutsVoided() {
+  cut_void_ = cut_taken_;
+  WakeCutWaiters();
+}
+
+void Store::WakeCutWaiters() {
+  std::vector<std::coroutine_handle<>> ready;
+  ready.swap(cut_waiters_);
+  for (auto h : ready) h.resume();
 }
 
 }  // namespace lavik

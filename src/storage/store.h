@@ -214,6 +214,26 @@ class Store {
   // Tomb raider: forgets tombstones nothing older can be shadowed by. Returns how many.
   size_t SweepTombstones();
 
+  // --- Replication cuts (doc/storage-format.md "Replication cut") ---
+  // A replica's data file names a consistency point in its superblock, and a restart after a
+  // crash drops every record written after it. So no record a cut may need is reclaimed until a
+  // later cut is durable: defrag and dead large runs wait, from capture k on, for a cut newer
+  // than k (or for the cuts to be voided). Captures are numbered from 1.
+  // Where this shard's log stands (the caller holds every command of the stream before it done
+  // and none after it started); *number: this capture's number.
+  CutPosition CaptureCut(uint64_t* number) {
+    *number = ++cut_taken_;
+    return log_.Position();
+  }
+  // Captures up to `number` are in the superblock's cut, on stable storage.
+  void CutDurable(uint64_t number);
+  // No cut names any capture so far (the superblock's cut was cleared).
+  void CutsVoided();
+  // Start-up after a rollback to the superblock's cut: the data are that cut (capture 1,
+  // durable), so nothing it names is reclaimed before a newer cut is.
+  void StartAtCut() { cut_taken_ = cut_durable_ = 1; }
+  uint64_t cut_durable() const { return cut_durable_; }
+
   // --- Iteration (SCAN, KEYS, RANDOMKEY) ---
   // Keys of physical database `db` in fingerprint order from cursor; returns the next cursor
   // (0 = done). May visit more than `count` index entries to find a key of a small database.
@@ -440,8 +460,30 @@ class Store {
   // to the same key waiting for it to be in place (Append), resumed on a later loop turn, so a
   // write issued after the large one never lands before it (doc/storage-format.md).
   std::unordered_map<uint64_t, std::vector<MailboxItem*>> large_in_flight_;
-  // Dead large runs to free: (first segment, segments in the run).
-  std::vector<std::pair<uint32_t, uint32_t>> pending_release_;
+  // Dead large runs to free: the first segment, the segments in the run, and the capture
+  // count when it died (freed once CutFreeAllowed says so).
+  struct DeadRun {
+    uint32_t first;
+    uint32_t count;
+    uint64_t cut;
+  };
+  std::vector<DeadRun> pending_release_;
+  // Replication cuts: captures taken, the newest durable one, captures voided up to.
+  uint64_t cut_taken_ = 0;
+  uint64_t cut_durable_ = 0;
+  uint64_t cut_void_ = 0;
+  std::vector<std::coroutine_handle<>> cut_waiters_;  // defrag waiting for CutFreeAllowed
+  // Space that held records at capture `k` may be reused: no cut names a capture <= k, or a
+  // newer one is durable.
+  bool CutFreeAllowed(uint64_t k) const { return k <= cut_void_ || cut_durable_ > k; }
+  // Resumes at the next CutDurable or CutsVoided (callers check CutFreeAllowed again).
+  struct CutAwaiter {
+    Store* st;
+    bool await_ready() const { return false; }
+    void await_suspend(std::coroutine_handle<> h) { st->cut_waiters_.push_back(h); }
+    void await_resume() const {}
+  };
+  void WakeCutWaiters();
   std::vector<std::pair<uint32_t, uint32_t>> flushed_runs_;  // large runs dropped by FLUSHALL
   uint64_t seq_ = 0;
   uint64_t rnd_ = 0x9E3779B97F4A7C15ULL;

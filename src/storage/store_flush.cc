@@ -49,7 +49,8 @@ void Store::ReleaseFlushed(uint64_t flush_seq) {
       file_->ReleaseSegment(seg);
     }
   }
-  for (const auto& run : flushed_runs_) pending_release_.push_back(run);
+  // Dead by the superblock's flush seq whatever a rollback keeps (a FLUSHALL voids the cut).
+  for (const auto& [first, count] : flushed_runs_) pending_release_.push_back({first, count, 0});
   flushed_runs_.clear();
 }
 

@@ -953,6 +953,9 @@ def start_restartable_replica(spawn_server, master, target, workdir=None):
     replica = spawn_server(extra_args=args, workdir=workdir)
     r = client(replica)
     assert wait_until(quiet(lambda: link_up(r)), SYNC_TIMEOUT_S)
+    if target == "lavik":  # as redis-server's RDB of the sync: a first consistency point
+        assert wait_until(lambda: int(r.info("storage")["replica_cut_offset"]) >= 0,
+                          SYNC_TIMEOUT_S)
     return replica, r
 
 
@@ -1006,21 +1009,108 @@ def test_restarted_replica_continues_with_a_partial_resync(spawn_server, target)
     assert client(replica, db=5).get("counter") == str(writes[0])
 
 
-@pytest.mark.lavik_only  # a redis-server replica reloads the RDB of its last sync (older data)
-def test_replica_killed_restarts_with_a_full_sync(spawn_server, target):
-    """kill -9: nothing says how far the stored data got, so no partial resync is claimed."""
-    master, m, replica, r = synced_restartable_pair(spawn_server, target, 100)
-    replica.terminate()  # a clean shutdown saves the history...
+def mixed_writes(master, stop, writes, errors):
+    """A write load until `stop` is set, in databases 0 and 5 (the stream's SELECT moves between
+    them); nearly every write depends on what came before it, so one applied twice or lost shows
+    in the data. writes[0] counts the rounds made."""
+    try:
+        c0, c5 = client(master), client(master, db=5)
+        while not stop.is_set():
+            n = writes[0]
+            p = (c5 if n % 3 == 0 else c0).pipeline(transaction=False)
+            p.incr("counter").append("log", f"{n},").rpush("list", n)
+            p.hincrby("h", f"f{n % 40}", n).zincrby("z", 1, f"m{n % 30}")
+            p.set(f"w:{n % 700}", n)
+            if n % 50 == 0:
+                p.delete(f"w:{(n * 7) % 700}")
+            p.execute()
+            writes[0] = n + 1
+    except Exception as e:  # noqa: BLE001 - reported by the test
+        errors.append(e)
+
+
+def test_replica_killed_under_write_load_continues_with_a_partial_resync(spawn_server, target):
+    """kill -9 of a replica while its master writes: restarted (replicaof configured) it continues
+    the master's stream with a partial resync and applies every write exactly once. A
+    redis-server replica continues from the RDB of its last sync; Lavik from the last consistency
+    point its data file recorded (doc/replication.md "A replica killed -9 continues")."""
+    master = spawn_master(spawn_server, extra=["--repl-backlog-size", "64mb"])
+    m = client(master)
+    for i in range(200):
+        m.set(f"before:{i}", i)
+    replica, r = start_restartable_replica(spawn_server, master, target)
+    assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
+    full = m.info("stats")["sync_full"]
+    partial = m.info("stats")["sync_partial_ok"]
+    stop, writes, errors = threading.Event(), [0], []
+    t = threading.Thread(target=mixed_writes, args=(master, stop, writes, errors), daemon=True)
+    t.start()
+    try:
+        assert wait_until(lambda: writes[0] >= 150, SYNC_TIMEOUT_S)
+        replica.kill()  # SIGKILL, in the middle of the load
+        killed_at = writes[0]
+        assert wait_until(lambda: writes[0] >= killed_at + 100, SYNC_TIMEOUT_S)
+        replica, r = start_restartable_replica(spawn_server, master, target, replica.workdir)
+        restarted_at = writes[0]
+        assert wait_until(lambda: writes[0] >= restarted_at + 150, SYNC_TIMEOUT_S)
+    finally:
+        stop.set()
+        t.join(10)
+    assert not t.is_alive() and not errors, errors
+    assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
+    stats = m.info("stats")
+    assert stats["sync_full"] == full, "the restarted replica was sent a full sync"
+    assert stats["sync_partial_ok"] == partial + 1, stats
+    assert snapshot(r, 0) == snapshot(m, 0)
+    assert snapshot(r, 5) == snapshot(m, 5)
+    assert int(r.get("counter")) + int(client(replica, db=5).get("counter")) == writes[0]
+
+
+def cut_reached(m, r):
+    """Lavik: the replica's data file recorded a consistency point at the master's offset."""
+    at = info(m, "master_repl_offset")
+    return wait_until(quiet(lambda: int(r.info("storage")["replica_cut_offset"]) >= at),
+                      SYNC_TIMEOUT_S)
+
+
+@pytest.mark.lavik_only  # the data file's consistency point (redis-server reloads its RDB)
+def test_replica_killed_twice_and_after_a_flushall_still_continues(spawn_server, target):
+    """Killed again right after it came back, and after a FLUSHALL and SWAPDB in the stream
+    (which void the consistency point until the next one), the replica still continues with
+    a partial resync and the same data."""
+    master = spawn_master(spawn_server, extra=["--repl-backlog-size", "64mb"])
+    m = client(master)
+    replica, r = start_restartable_replica(spawn_server, master, target)
+    for i in range(300):
+        m.incr("counter")
+        m.rpush("list", i)
+    assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
+    assert cut_reached(m, r)
+    replica.kill()
+    m.incr("counter")
     replica, r = start_restartable_replica(spawn_server, master, target, replica.workdir)
-    assert m.info("stats")["sync_full"] == 1
-    m.set("k:more", "x")
-    assert wait_until(quiet(lambda: r.get("k:more") == "x"), SYNC_TIMEOUT_S)
-    replica.kill()  # ...which the start took: after kill -9 there is none
-    m.set("k:while-dead", "y")
+    replica.kill()  # at once: maybe before a new consistency point, maybe after
+    m.incr("counter")
     replica, r = start_restartable_replica(spawn_server, master, target, replica.workdir)
     assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
-    assert m.info("stats")["sync_full"] == 2
-    assert snapshot(r, 0) == snapshot(m, 0)
+    assert r.get("counter") == "302" and r.llen("list") == 300
+    m.flushall()
+    m.set("after-flush", 1)
+    client(master, db=1).set("in-one", 1)
+    m.swapdb(0, 1)
+    m.incr("counter")
+    assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
+    assert cut_reached(m, r)  # the FLUSHALL and SWAPDB voided the one before
+    replica.kill()
+    m.incr("counter")
+    replica, r = start_restartable_replica(spawn_server, master, target, replica.workdir)
+    assert wait_until(quiet(lambda: caught_up(m, r)), SYNC_TIMEOUT_S)
+    stats = m.info("stats")
+    assert stats["sync_full"] == 1, "a restarted replica was sent a full sync"
+    assert stats["sync_partial_ok"] == 3
+    for db in (0, 1):
+        assert snapshot(r, db) == snapshot(m, db)
+    assert r.get("counter") == "2" and r.get("in-one") == "1"
 
 
 def test_partial_resync_continues_in_the_streams_database(spawn_server):

@@ -323,10 +323,21 @@ def test_partial_resync_after_client_kill_type_replica(spawn_server):
     assert r.get("before") == "1"
 
 
-def test_replica_killed_under_write_load_resyncs(spawn_server):
+def test_replica_killed_under_write_load_resyncs(spawn_server, target):
+    """kill -9 of a replica under write load: restarted with replicaof configured, it continues
+    with a partial resync (redis-server from the RDB of its sync, Lavik from its data file's last
+    consistency point) and ends with the master's data."""
     master, m = spawn_master(spawn_server)
-    replica = spawn_server()
-    r = follow(replica, master)
+    m.config_set("repl-backlog-size", 64 << 20)
+    args = ["--replicaof", f"127.0.0.1 {master.port}"]
+    args += ["--save", "3600 1"] if target == "redis" else []
+    replica = spawn_server(extra_args=args)
+    r = client(replica)
+    assert wait_until(quiet(lambda: link_up(r)), SYNC_TIMEOUT_S), "the replica did not sync"
+    if target == "lavik":  # its first consistency point, as redis-server's RDB of the sync
+        assert wait_until(lambda: int(r.info("storage")["replica_cut_offset"]) >= 0,
+                          SYNC_TIMEOUT_S)
+    full = m.info("stats")["sync_full"]
     stop = threading.Event()
     written = [0]
 
@@ -345,7 +356,8 @@ def test_replica_killed_under_write_load_resyncs(spawn_server):
         replica.kill()  # SIGKILL
         time.sleep(0.3)
         replica.start(port=replica.port)
-        r = follow(replica, master)
+        r = client(replica)
+        assert wait_until(quiet(lambda: link_up(r)), SYNC_TIMEOUT_S), "no resync"
         time.sleep(0.5)
     finally:
         stop.set()
@@ -353,6 +365,9 @@ def test_replica_killed_under_write_load_resyncs(spawn_server):
     assert settled(m, r)
     assert_same_data(m, r, dbs=(0,))
     assert written[0] > 100
+    stats = m.info("stats")
+    assert stats["sync_full"] == full, "the restarted replica was sent a full sync"
+    assert stats["sync_partial_ok"] == 1
 
 
 def during_load(step, warmup, start):
