@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/prefetch.h"
+
 namespace lavik {
 
 template <typename V>
@@ -30,6 +32,8 @@ class FlatMap {
     }
   }
   const V* Find(uint64_t key) const { return const_cast<FlatMap*>(this)->Find(key); }
+  // A hint: loads key's home slot into the CPU's cache.
+  void Prefetch(uint64_t key) const { lavik::Prefetch(&slots_[key & (slots_.size() - 1)]); }
 
   // Inserts or replaces.
   void Put(uint64_t key, V value) {

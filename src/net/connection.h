@@ -23,6 +23,7 @@
 // Thread safety: everything runs on the owning worker's thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -49,6 +50,16 @@ class RequestHandler {
   // The unparsed input grew beyond client-query-buffer-limit; the connection closes (dropping
   // unsent output) right after this returns.
   virtual void OnQueryBufferLimit(Connection& c) { (void)c; }
+  // Requests about to run (the rest of a pipeline, or the first request of each connection that
+  // received input this loop turn) have these second arguments: their first key, for most
+  // commands; empty for a request with one argument. A hint only: the handler may start loading
+  // what those keys need into the CPU's cache, and finish that at PrefetchFlush, which follows
+  // once the hints of the batch were given. Views valid during the call.
+  virtual void Prefetch(Connection& c, std::span<const std::string_view> keys) {
+    (void)c;
+    (void)keys;
+  }
+  virtual void PrefetchFlush() {}
   // The socket is closed; no OnRequest follows. The object is freed after this returns unless a
   // request is still pending (then after its Resume()).
   virtual void OnClose(Connection& c) = 0;
@@ -125,6 +136,11 @@ class Connection {
 
   // For the worker's end-of-turn hook: sends the output of every connection that has some.
   static void FlushDirty();
+  // The worker's first end-of-turn hook: runs the requests every connection received in the
+  // loop turn's completions. With input on several connections, their first requests' keys go
+  // to the handlers first (RequestHandler::Prefetch), so the memory those commands touch loads
+  // in parallel rather than one cache miss after another (doc/threading.md).
+  static void ProcessReady();
   // Connection objects alive on the calling thread, closed ones still waiting for their last
   // completions included (shutdown waits for zero).
   static size_t LiveOnThisThread();
@@ -182,6 +198,13 @@ class Connection {
   char* in_ = nullptr;
   size_t in_cap_ = 0;
   size_t in_start_ = 0;  // first byte of the request being parsed
+  // Pipelined requests after the current one whose keys the handler was already given
+  // (PrefetchAhead); the next that many run without another look ahead.
+  static constexpr size_t kPrefetchBatch = 16;
+  size_t prefetched_ = 0;
+  void PrefetchAhead();
+  bool queued_ = false;  // in this thread's list of connections whose input runs at ProcessReady
+  bool rearm_ = false;   // ...and ArmRecv after it (the multishot recv ended)
   size_t in_len_ = 0;    // bytes received
 
   std::string stash_;  // bytes received while a request was pending (multishot recv)

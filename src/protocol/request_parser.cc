@@ -355,4 +355,37 @@ RequestParser::Status RequestParser::Fail(std::string_view message) {
   return Status::kError;
 }
 
+namespace {
+
+// Reads "<c><digits>\r\n" at data[*pos]; the number in *out. False if incomplete or malformed.
+bool PeekHeader(const char* data, size_t len, size_t* pos, char c, size_t* out) {
+  size_t i = *pos;
+  if (i >= len || data[i] != c) return false;
+  size_t n = 0;
+  size_t digits = 0;
+  for (++i; i < len && data[i] >= '0' && data[i] <= '9' && digits < 12; ++i, ++digits) {
+    n = n * 10 + static_cast<size_t>(data[i] - '0');
+  }
+  if (digits == 0 || i + 1 >= len || data[i] != '\r' || data[i + 1] != '\n') return false;
+  *pos = i + 2;
+  *out = n;
+  return true;
+}
+
+}  // namespace
+
+bool PeekRequest(const char* data, size_t len, std::string_view* second_arg, size_t* length) {
+  size_t pos = 0, argc = 0;
+  if (!PeekHeader(data, len, &pos, '*', &argc) || argc == 0 || argc > kPeekMaxArgs) return false;
+  *second_arg = {};
+  for (size_t i = 0; i < argc; ++i) {
+    size_t n = 0;
+    if (!PeekHeader(data, len, &pos, '$', &n) || n > len || pos + n + 2 > len) return false;
+    if (i == 1) *second_arg = std::string_view(data + pos, n);
+    pos += n + 2;
+  }
+  *length = pos;
+  return true;
+}
+
 }  // namespace lavik

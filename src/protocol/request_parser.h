@@ -30,6 +30,14 @@
 
 namespace lavik {
 
+// A look at the multibulk request at data[0, len) without parsing it for execution, for a
+// prefetch ahead of its turn: its second argument (the first key of most commands; empty with
+// fewer than two arguments) and its length in bytes. False if it is not a multibulk request whose
+// every argument is complete in the bytes given, or has more than kPeekMaxArgs arguments. Never
+// validates more than it reads: a request that then fails to parse is refused by RequestParser.
+inline constexpr size_t kPeekMaxArgs = 64;
+bool PeekRequest(const char* data, size_t len, std::string_view* second_arg, size_t* length);
+
 class RequestParser {
  public:
   enum class Status { kDone, kNeedMore, kError };

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -517,6 +518,30 @@ void Server::OnOpen(Connection& c) {
 void Server::OnQueryBufferLimit(Connection& c) {
   hub_->OnQueryBufferLimit(static_cast<ClientState*>(c.user_data));
 }
+
+void Server::Prefetch(Connection& c, std::span<const std::string_view> keys) {
+  const auto* cl = static_cast<const ClientState*>(c.user_data);
+  if (cl == nullptr) return;
+  // The stored keys, as Execute will make them (base/db_key.h), without allocating; only those
+  // of this worker's shard (a command on another shard's key runs on its worker).
+  const int db = DbMap::Physical(cl->db);
+  Shard& local = shards_->local();
+  std::array<char, 256> buf;
+  for (std::string_view key : keys) {
+    if (key.empty()) continue;
+    std::string_view stored = key;
+    if (NeedsDbPrefix(db, key)) {
+      if (key.size() + 3 > buf.size()) continue;
+      std::memcpy(buf.data(), kDbKeyPrefix.data(), 2);
+      buf[2] = static_cast<char>(db);
+      std::memcpy(buf.data() + 3, key.data(), key.size());
+      stored = std::string_view(buf.data(), key.size() + 3);
+    }
+    if (&shards_->at(shards_->ShardOf(stored)) == &local) local.store.PrefetchKey(stored);
+  }
+}
+
+void Server::PrefetchFlush() { shards_->local().store.PrefetchFlush(); }
 
 void Server::OnClose(Connection& c) {
   auto* cl = static_cast<ClientState*>(c.user_data);

@@ -66,6 +66,8 @@ class Server : public RequestHandler {
   Result OnRequest(Connection& c, std::span<const std::string_view> args) override;
   void OnClose(Connection& c) override;
   void OnQueryBufferLimit(Connection& c) override;
+  void Prefetch(Connection& c, std::span<const std::string_view> keys) override;
+  void PrefetchFlush() override;
 
   // --- For command handlers ---
   const Config& config() const { return config_; }

@@ -206,6 +206,7 @@ bool Server::InitWorker(int id, std::string* error) {
       dev->AttachPool(io_pools_[id].get());
     }
   }
+  w->AddTurnHook(&Connection::ProcessReady);  // first: the requests this turn's reads brought
   w->AddTurnHook([this, id]() { pubsub_->EndOfTurn(id); });    // this turn's pub/sub deliveries
   w->AddTurnHook([this, id]() { tracking_->EndOfTurn(id); });  // and invalidations
   tracking_->AttachStore(id, store);

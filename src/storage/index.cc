@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/db_key.h"
+#include "base/prefetch.h"
 #include "base/slot.h"
 
 namespace lavik {
@@ -200,7 +201,7 @@ bool Index::Set(uint64_t fp, uint64_t loc) {
 
 void Index::Prefetch(uint64_t fp) const {
   const Dir& d = dir_[DirIndex(fp)];
-  __builtin_prefetch(&d.buckets[Home(fp, d.local_depth, NBuckets(d))]);
+  lavik::Prefetch(&d.buckets[Home(fp, d.local_depth, NBuckets(d))]);
 }
 
 // ---------------------------------------------------------------------------------------------

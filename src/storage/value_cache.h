@@ -24,6 +24,7 @@
 // Thread safety: none; a ValueCache belongs to one worker (shard), like the rest of the shard.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "base/flat_map.h"
+#include "base/prefetch.h"
 
 namespace lavik {
 
@@ -61,6 +63,28 @@ class ValueCache {
   // As Get, without touching anything (no counters, no frequency, no drop): a reader of an older
   // version (a snapshot's walk, storage/store.h) must not evict the current one.
   const std::string* Peek(uint64_t fp, uint64_t loc) const;
+  // Hints for a lookup of fp coming up (Store::Prefetch), in three steps a caller runs over a
+  // batch of fingerprints one step at a time: the index slot; the entry it points at (reads the
+  // slot); the value's bytes (reads the entry).
+  static constexpr size_t kPrefetchValueBytes = 4096;
+  void PrefetchSlot(uint64_t fp) const {
+    if (capacity_ != 0) index_.Prefetch(fp);
+  }
+  void PrefetchEntry(uint64_t fp) const {
+    if (capacity_ == 0) return;
+    if (Node* const* n = index_.Find(fp)) {
+      Prefetch(*n);
+      Prefetch(reinterpret_cast<const char*>(*n) + 64);
+    }
+  }
+  void PrefetchValue(uint64_t fp) const {
+    if (capacity_ == 0) return;
+    if (Node* const* n = index_.Find(fp)) {
+      const std::string& v = (*n)->value;
+      const size_t len = std::min<size_t>(v.size(), kPrefetchValueBytes);
+      for (size_t off = 0; off < len; off += 64) PrefetchOuter(v.data() + off);
+    }
+  }
 
   // Caches a copy of `value` for (fp, loc), replacing any entry for fp (which keeps its queue
   // position and access counter). Values longer than capacity()/8, or whose charge would not fit

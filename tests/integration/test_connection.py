@@ -2,6 +2,7 @@
 reply shapes, requirepass, and the stock redis-cli / redis-benchmark tools."""
 
 import re
+import socket
 import subprocess
 
 import pytest
@@ -179,6 +180,38 @@ def test_commands_after_quit_in_same_batch_are_not_run(raw):
     assert c.closed()
     check = raw()
     assert check.cmd("EXISTS", "after-q") == 0
+
+
+def test_requests_sent_before_a_half_close_are_all_answered(raw):
+    """The client writes a pipeline and shuts its side at once (the server reads the data and the
+    end of file in one go): every request runs and is answered, then the server closes, as
+    Redis does."""
+    c = raw()
+    pipeline = b"*2\r\n$4\r\nINCR\r\n$2\r\nhc\r\n" * 20
+    c.sock.sendall(pipeline + b"*2\r\n$3\r\nGET\r\n$2\r\nhc\r\n")
+    c.sock.shutdown(socket.SHUT_WR)
+    want = b"".join(b":%d\r\n" % i for i in range(1, 21)) + b"$2\r\n20\r\n"
+    got = b""
+    c.sock.settimeout(10)
+    while True:
+        chunk = c.sock.recv(1 << 16)
+        if not chunk:
+            break
+        got += chunk
+    assert got == want
+
+
+def test_many_connections_pipelining_at_once_keep_their_order(raw):
+    """Requests of many connections read in one loop turn (and looked at together for their
+    keys before they run) each get their own replies, in order."""
+    conns = [raw() for _ in range(40)]
+    for i, c in enumerate(conns):
+        c.sock.sendall(b"".join(b"*3\r\n$6\r\nAPPEND\r\n$5\r\nmc:%02d\r\n$1\r\n%d\r\n"
+                                % (i, j) for j in range(10)))
+    for i, c in enumerate(conns):
+        for j in range(10):
+            assert c.reply() == j + 1
+        assert c.cmd("GET", f"mc:{i:02d}") == b"0123456789"
 
 
 def test_select(raw):

@@ -452,5 +452,42 @@ TEST(RequestParserTest, ParseAfterDoneStartsNextRequest) {
   EXPECT_EQ(parser.Parse(input.data() + input.size(), 0), Status::kNeedMore);
 }
 
+// PeekRequest: the look ahead of a pipeline's prefetch (net/connection.h).
+TEST(PeekRequestTest, GivesTheSecondArgumentAndTheLength) {
+  const std::string get = Multibulk({"GET", "key:1"});
+  const std::string set = Multibulk({"SET", "k", std::string(3000, 'v')});
+  const std::string input = get + set + Multibulk({"PING"});
+  std::string_view key;
+  size_t length = 0;
+  ASSERT_TRUE(PeekRequest(input.data(), input.size(), &key, &length));
+  EXPECT_EQ(key, "key:1");
+  EXPECT_EQ(length, get.size());
+  ASSERT_TRUE(PeekRequest(input.data() + get.size(), input.size() - get.size(), &key, &length));
+  EXPECT_EQ(key, "k");
+  EXPECT_EQ(length, set.size());
+  const size_t ping = get.size() + set.size();
+  ASSERT_TRUE(PeekRequest(input.data() + ping, input.size() - ping, &key, &length));
+  EXPECT_TRUE(key.empty());  // one argument
+  EXPECT_EQ(length, input.size() - ping);
+}
+
+TEST(PeekRequestTest, RefusesWhatItCannotSeeWhole) {
+  const std::string set = Multibulk({"SET", "k", "value"});
+  std::string_view key;
+  size_t length = 0;
+  for (size_t cut = 0; cut < set.size(); ++cut) {
+    EXPECT_FALSE(PeekRequest(set.data(), cut, &key, &length)) << cut;
+  }
+  const std::string inline_cmd = "GET k\r\n";
+  EXPECT_FALSE(PeekRequest(inline_cmd.data(), inline_cmd.size(), &key, &length));
+  for (const char* bad :
+       {"*0\r\n", "*-1\r\n", "*2\r\n$x\r\n", "*2\r\n:3\r\n", "*2\r\n$3\r\nGETX\r\n$1\r\nk\r\n"}) {
+    EXPECT_FALSE(PeekRequest(bad, std::strlen(bad), &key, &length)) << bad;
+  }
+  std::vector<std::string> many(kPeekMaxArgs + 1, "a");
+  const std::string wide = Multibulk(many);
+  EXPECT_FALSE(PeekRequest(wide.data(), wide.size(), &key, &length));
+}
+
 }  // namespace
 }  // namespace lavik
