@@ -3,7 +3,7 @@
 # Run as root (CI and `make run`/`make test` call it); a no-op when everything is present.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config liburing-dev libgtest-dev libgmock-dev googletest
-      libbenchmark-dev clang-format libxxhash-dev liblzf-dev libssl-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev openssl redis-server redis-sentinel redis-tools iproute2 python3 python3-redis python3-pytest nodejs)
+      libbenchmark-dev clang-format libxxhash-dev libisal-dev liblzf-dev libssl-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev openssl redis-server redis-sentinel redis-tools iproute2 python3 python3-redis python3-pytest nodejs)
 # npm comes with some nodejs builds (NodeSource bundles it, and Debian's npm package conflicts
 # with those): the Debian package only when there is no npm command.
 command -v npm >/dev/null 2>&1 || PKGS+=(npm)

@@ -1,5 +1,7 @@
 #include "base/crc32c.h"
 
+#include <isa-l/crc.h>
+
 #include <array>
 #include <bit>
 #include <cstring>
@@ -129,6 +131,17 @@ uint32_t Crc32cHardware(const void* data, size_t n, uint32_t crc) {
   return ~HardwareUpdate(~crc, static_cast<const uint8_t*>(data), n);
 }
 
-uint32_t Crc32c(const void* data, size_t n, uint32_t crc) { return Crc32cHardware(data, n, crc); }
+uint32_t Crc32c(const void* data, size_t n, uint32_t crc) {
+  // ISA-L works on the raw register state, as the helpers above (its int length: records and
+  // checkpoint pieces are far below 2 GiB; larger inputs go through in pieces).
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint32_t state = ~crc;
+  constexpr size_t kPiece = size_t{1} << 30;
+  for (; n > kPiece; p += kPiece, n -= kPiece) {
+    state = crc32_iscsi(const_cast<unsigned char*>(p), static_cast<int>(kPiece), state);
+  }
+  state = crc32_iscsi(const_cast<unsigned char*>(p), static_cast<int>(n), state);
+  return ~state;
+}
 
 }  // namespace lavik

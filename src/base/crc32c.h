@@ -3,10 +3,12 @@
 // doc/storage-format.md). Same function as the SSE4.2 `crc32` instruction, iSCSI
 // (RFC 3720) and ext4 metadata: initial value 0xFFFFFFFF, final xor 0xFFFFFFFF.
 //
-// Crc32c() uses the CPU's CRC instructions when it has them (SSE4.2 on x86-64,
-// detected at run time; the ARMv8 CRC extension on aarch64, when the compiler
-// targets it) and a table-driven version otherwise. All paths give identical
-// results.
+// Crc32c() is ISA-L's crc32_iscsi (Debian's libisal: on x86-64 several CRC
+// streams folded with carry-less multiplies, ~35 ns per KiB here against ~110 ns
+// for one `crc32` instruction chain; it picks its code for the CPU at run time).
+// Crc32cHardware() is the single-chain CRC-instruction version and
+// Crc32cSoftware() the table-driven one; all give identical results, which the
+// tests check against each other.
 //
 // Thread safety: all functions are pure and may be called from any thread.
 #pragma once

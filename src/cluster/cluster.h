@@ -86,6 +86,12 @@ struct RouteTable {
   bool allow_reads_when_down = false;
 };
 
+// Start-up, before the data are opened: whether the nodes.conf at `path` says this node
+// (`myself`) is a replica, so it will follow a master as soon as the cluster starts (the data
+// then continue that master's history: server/server_start.cc). False if the file is missing or
+// has no such line.
+bool ConfigSaysReplica(const std::string& path);
+
 }  // namespace cluster
 
 class Cluster {

@@ -254,6 +254,23 @@ std::string Cluster::NodesText(bool for_file) {
   return out;
 }
 
+bool cluster::ConfigSaysReplica(const std::string& path) {
+  std::string text, error;
+  bool exists = false;
+  if (!ReadWholeFile(path, &text, &exists, &error) || !exists) return false;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t nl = std::min(text.find('\n', pos), text.size());
+    const std::vector<std::string_view> w = Words(std::string_view(text).substr(pos, nl - pos));
+    pos = nl + 1;
+    if (w.size() < 3 || w[0] == "vars") continue;
+    const std::string_view flags = w[2];
+    if (flags.find("myself") != std::string_view::npos) {
+      return flags.find("slave") != std::string_view::npos;
+    }
+  }
+  return false;
+}
+
 bool Cluster::LoadConfig(std::string* error) {
   std::string text;
   bool exists = false;
@@ -413,8 +430,12 @@ void Cluster::UpdateState(int slot) {
   size_ = size;
   if (reachable < Quorum()) new_state = 1;
   // As Redis: a master that starts (or restarts) waits a moment for the others' view before it
-  // accepts writes, so a stale node does not serve slots it lost meanwhile.
-  if (new_state == 0 && state_ == 1 && NowMs() - start_ms_ < 2000) return;
+  // accepts writes, so a stale node does not serve slots it lost meanwhile. The route table is
+  // published all the same (the cluster still down in it): the request path reads one.
+  if (new_state == 0 && state_ == 1 && (myself_->flags & cluster::kMaster) &&
+      NowMs() - start_ms_ < 2000) {
+    new_state = state_;
+  }
   if (new_state != state_) {
     state_ = new_state;
     LogNotice(std::string("Cluster state changed: ") + (state_ == 0 ? "ok" : "fail"));
@@ -497,6 +518,17 @@ const RouteTable& Cluster::Routes() const {
     cache.owner = this;
     cache.version = routes_version_.load(std::memory_order_relaxed);
     cache.table = routes_;
+  }
+  if (cache.table == nullptr) {
+    // Before the first publication (Start publishes one): no slot served here, the cluster down.
+    static const RouteTable* const kNothing = [] {
+      auto* t = new RouteTable();
+      t->owner.fill(RouteTable::kNone);
+      t->migrating.fill(RouteTable::kNone);
+      t->importing.fill(0);
+      return t;
+    }();
+    return *kNothing;
   }
   return *cache.table;
 }

@@ -141,6 +141,15 @@ class Server : public RequestHandler {
   friend class ClientHub;  // resumes parked commands (Execute, FinishCommand)
   bool OpenStorage(std::string* error);
   bool StartCluster(std::string* error);  // cluster-enabled yes: nodes.conf, the bus
+  std::string ClusterConfigPath();        // cluster-config-file, in dir when relative
+  // Start-up: this server follows a master once it runs (`replicaof`, or in cluster mode
+  // nodes.conf says it is a replica), so its data continue that master's history.
+  bool FollowsAtStart();
+  // The cluster's first CLUSTER REPLICATE-like follow, from nodes.conf before the data are open,
+  // waits here until they are (StartCluster).
+  std::mutex early_follow_mu_;
+  bool following_allowed_ = false;
+  std::pair<std::string, int> early_follow_;
   bool StartWorkers(std::string* error);
   bool InitWorker(int id, std::string* error);
   void StartListeners(Worker* w);                 // on worker 0

@@ -88,6 +88,18 @@ LogSeverity SeverityOf(LogLevel l) {
 
 }  // namespace
 
+std::string Server::ClusterConfigPath() {
+  std::string path = ConfigValue("cluster-config-file");
+  const std::string dir = ConfigValue("dir");
+  if (!path.empty() && path[0] != '/' && !dir.empty() && dir != ".") path = dir + "/" + path;
+  return path;
+}
+
+bool Server::FollowsAtStart() {
+  if (!ConfigValue("replicaof").empty()) return true;
+  return ConfigValue("cluster-enabled") == "yes" && cluster::ConfigSaysReplica(ClusterConfigPath());
+}
+
 bool Server::StartCluster(std::string* error) {
   if (ConfigValue("cluster-enabled") != "yes") return true;
   // Refused rather than ignored: the bus would go out in the clear, and TLS peers could not
@@ -103,11 +115,7 @@ bool Server::StartCluster(std::string* error) {
     return v == "yes" ? Status::Error(kNoBusTls) : Status::Ok();
   });
   Cluster::Options o;
-  o.config_file = ConfigValue("cluster-config-file");
-  const std::string dir = ConfigValue("dir");
-  if (!o.config_file.empty() && o.config_file[0] != '/' && !dir.empty() && dir != ".") {
-    o.config_file = dir + "/" + o.config_file;
-  }
+  o.config_file = ClusterConfigPath();
   auto num = [this](std::string_view name) { return std::atoll(ConfigValue(name).c_str()); };
   o.node_timeout_ms = num("cluster-node-timeout");
   o.port = listener_.port();
@@ -126,7 +134,18 @@ bool Server::StartCluster(std::string* error) {
     PublishFromBus(services_, shard, channel, message);
   };
   o.repl_offset = [this] { return replica_->repl_offset(); };
-  o.follow = [this](const std::string& host, int port) { replica_->Follow(host, port); };
+  // A replica's master, from nodes.conf at start-up: followed once the data are open (the first
+  // PSYNC continues the history they follow, server_start's FollowsAtStart); later, at once.
+  o.follow = [this](const std::string& host, int port) {
+    {
+      std::lock_guard<std::mutex> lock(early_follow_mu_);
+      if (!following_allowed_) {
+        early_follow_ = {host, port};
+        return;
+      }
+    }
+    replica_->Follow(host, port);
+  };
   o.promote = [this] { replica_->Promote(); };
   o.repl_data_age_ms = [this] { return replica_->DataAgeMs(); };
   // The manual failover's own write pause (Redis's PAUSE_DURING_FAILOVER), apart from CLIENT
@@ -320,7 +339,9 @@ bool Server::StartWorkers(std::string* error) {
     synced_.push_back(std::make_unique<std::atomic<bool>>(false));
     io_pools_.push_back(std::make_unique<IoBufferPool>());
   }
-  replica_->TakeSavedHistory(config_.data_file, !ConfigValue("replicaof").empty());
+  // A replica (`replicaof`, or a cluster node nodes.conf says is one) continues the history its
+  // data follow; a master keeps it as replid2.
+  replica_->TakeSavedHistory(config_.data_file, FollowsAtStart());
   // tls-replication: the link to our master (as Redis's client context: tls-client-cert-file and
   // its key if set, else tls-cert-file's).
   replica_->set_tls_session_factory([this](std::string* error) -> std::unique_ptr<TlsSession> {
@@ -355,9 +376,11 @@ bool Server::StartWorkers(std::string* error) {
   if (!config_.load_rdb.empty()) {
     rdb_to_load_ = config_.load_rdb;
   } else if (const std::string path = RdbFilePath(ConfigValue("dir"), ConfigValue("dbfilename"));
-             StoredKeys() == 0 && access(path.c_str(), R_OK) == 0) {
+             StoredKeys() == 0 && !replica_->has_history() && access(path.c_str(), R_OK) == 0) {
     // As Redis loads dir/dbfilename at start-up, when the data file holds no key (it was just
-    // created, or a load into it failed before).
+    // created, or a load into it failed before) — unless those data follow a replication
+    // history (saved at a clean shutdown, or a consistency point rolled back to): an empty
+    // data set a replica's stream continues.
     rdb_to_load_ = path;
   }
   // A master restarted on its data file (no RDB to load): its backlog starts where the saved
@@ -443,8 +466,7 @@ bool Server::OpenStorage(std::string* error) {
   // file's last replication cut, whose offset its master may continue from
   // (doc/replication.md "A replica killed -9 continues").
   const ReplCut cut = data_file_->superblock().cut;
-  const bool rollback =
-      cut.valid() && !ConfigValue("replicaof").empty() && !replica_->has_history();
+  const bool rollback = cut.valid() && FollowsAtStart() && !replica_->has_history();
   if (!Recover(
           data_file_.get(), ptrs, [n](uint16_t slot) { return SlotShard(slot, n); },
           [](const std::string& m) { LogNotice(m); }, &recovery_, error, rollback)) {
@@ -560,6 +582,13 @@ int Server::Run() {
   StartMetrics(this, obs_.get());
   LogNotice("Ready to accept connections tcp");
   replica_->FollowConfigured(ConfigValue("replicaof"));
+  std::pair<std::string, int> early;
+  {
+    std::lock_guard<std::mutex> lock(early_follow_mu_);
+    following_allowed_ = true;
+    early.swap(early_follow_);
+  }
+  if (!early.first.empty()) replica_->Follow(early.first, early.second);
   if (ConfigValue("min-replicas-to-write") != "0") master_->ConfigChanged();
 
   int sig = 0;

@@ -77,6 +77,7 @@ TEST(Crc32cTest, MatchesBitwiseReference) {
     uint32_t want = SlowCrc32c(buf.data(), n);
     EXPECT_EQ(Crc32cSoftware(buf.data(), n), want) << n;
     EXPECT_EQ(Crc32cHardware(buf.data(), n), want) << n;
+    EXPECT_EQ(Crc32c(buf.data(), n), want) << n;
   }
 }
 
@@ -92,6 +93,8 @@ TEST(Crc32cTest, HardwareMatchesSoftwareOnRandomBuffers) {
     uint32_t seed = iter % 3 == 0 ? 0 : static_cast<uint32_t>(rng());
     const uint8_t* p = buf.data() + offset;
     ASSERT_EQ(Crc32cHardware(p, len, seed), Crc32cSoftware(p, len, seed))
+        << "offset " << offset << " len " << len;
+    ASSERT_EQ(Crc32c(p, len, seed), Crc32cSoftware(p, len, seed))
         << "offset " << offset << " len " << len;
   }
 }

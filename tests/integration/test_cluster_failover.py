@@ -28,15 +28,16 @@ def ports(n):
     return cluster_ports(n, BASE)
 
 
-def start_node(tmp, port, redis_server=False):
+def start_node(tmp, port, redis_server=False, extra=(), workdir=None):
     # A replica's diskless full sync starts at once (Redis's default waits 5 s for more replicas).
     args = ["--cluster-enabled", "yes", "--cluster-config-file", str(tmp / f"nodes-{port}.conf"),
             "--cluster-node-timeout", str(TIMEOUT_MS), "--repl-diskless-sync-delay", "0"]
+    args += list(extra)
     if redis_server:
         argv = ["redis-server", "--port", "{port}", "--save", "", "--appendonly", "no",
                 "--bind", "127.0.0.1"] + args
         return ServerProcess(argv=argv).start(port=port)
-    return ServerProcess(threads=2, extra_args=args).start(port=port)
+    return ServerProcess(threads=2, extra_args=args, workdir=workdir).start(port=port)
 
 
 def wait_for(what, check, timeout=20.0):
@@ -96,7 +97,7 @@ def agreed(clients, n_nodes):
     return all(v == views[0] for v in views)
 
 
-def form(tmp, n_masters=3, replicas=1, redis_server=()):
+def form(tmp, n_masters=3, replicas=1, redis_server=(), extra=()):
     """Nodes (indexes in redis_server are redis-server processes) made into a cluster by
     redis-cli --cluster create --cluster-replicas."""
     n = n_masters * (1 + replicas)
@@ -104,7 +105,7 @@ def form(tmp, n_masters=3, replicas=1, redis_server=()):
     nodes = []
     try:
         for i, p in enumerate(ps):
-            nodes.append(start_node(tmp, p, redis_server=i in redis_server))
+            nodes.append(start_node(tmp, p, redis_server=i in redis_server, extra=extra))
         out = redis_cli("--cluster", "create", *[f"127.0.0.1:{p}" for p in ps],
                         "--cluster-replicas", str(replicas), "--cluster-yes")
         assert out.returncode == 0, out.stdout + out.stderr
@@ -287,6 +288,77 @@ def test_replica_role_survives_restart(tmp_path):
         wait_for("the restarted replica's link", lambda: replica_linked(c))
         assert nodes_table(c)[replica_id][1] == master_id
         wait_for("agreement", lambda: agreed(clients, 6))
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def test_replica_killed_continues_with_a_partial_resync(tmp_path, target):
+    """kill -9 of a cluster replica: restarted on its nodes.conf, it follows its master again
+    and continues the stream with a partial resync — redis-server from the RDB of its sync
+    (hence a save point), Lavik from its data file's last consistency point — with every write
+    applied once."""
+    save = ["--save", "3600 1"]
+    nodes, clients, ps = form(tmp_path, extra=save)
+    try:
+        master, replica, master_id, replica_id = a_master_and_replica(clients)
+        idx = clients.index(replica)
+        wait_for("the replica's link", lambda: replica_linked(replica))
+        if target == "lavik":  # its first consistency point, as redis-server's RDB of the sync
+            wait_for("a consistency point",
+                     lambda: int(replica.info("storage")["replica_cut_offset"]) >= 0)
+        tag = "{" + key_of(master, master_id) + "}"
+        for i in range(100):
+            master.set(f"{tag}:{i}", i)
+            master.incr(f"{tag}:counter")
+        full = master.info("stats")["sync_full"]
+        partial = master.info("stats")["sync_partial_ok"]
+        workdir = nodes[idx].workdir
+        nodes[idx].kill()
+        for i in range(100, 200):
+            master.set(f"{tag}:{i}", i)
+            master.incr(f"{tag}:counter")
+            master.append(f"{tag}:log", f"{i},")
+        nodes[idx] = start_node(tmp_path, ps[idx], extra=save, workdir=workdir)
+        nodes[idx].owns_workdir = True
+        clients[idx] = c = nodes[idx].client()
+        wait_for("the restarted replica's link", lambda: replica_linked(c))
+        wait_for("the replica to catch up",
+                 lambda: replication(c)["slave_repl_offset"] ==
+                 replication(master)["master_repl_offset"])
+        stats = master.info("stats")
+        assert stats["sync_full"] == full, "the restarted replica was sent a full sync"
+        assert stats["sync_partial_ok"] == partial + 1, stats
+        wait_for("agreement", lambda: agreed(clients, 6))  # CLUSTERDOWN for its first 2 s
+        c.execute_command("READONLY")
+        assert c.get(f"{tag}:counter") == "200"
+        assert c.get(f"{tag}:log") == ",".join(str(i) for i in range(100, 200)) + ","
+        assert [c.get(f"{tag}:{i}") for i in range(200)] == [str(i) for i in range(200)]
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def test_a_restarted_node_answers_keyed_commands_at_once(tmp_path):
+    """Right after a restart a master keeps the cluster down for a moment (Redis's writable
+    delay): keyed commands then get CLUSTERDOWN, and the node keeps serving."""
+    save = ["--save", "3600 1"]  # redis-server keeps its data through the restart too
+    nodes, clients, ps = form(tmp_path, extra=save)
+    try:
+        master, _, master_id, _ = a_master_and_replica(clients)
+        idx = clients.index(master)
+        key = key_of(master, master_id)
+        master.set(key, "v")
+        assert nodes[idx].terminate() == 0
+        nodes[idx] = start_node(tmp_path, ps[idx], extra=save, workdir=nodes[idx].workdir)
+        nodes[idx].owns_workdir = True
+        with RawConn(ps[idx]) as c:
+            reply = c.cmd("GET", key)
+            assert reply in (RespError("CLUSTERDOWN The cluster is down"), b"v"), reply
+        nodes[idx].check_alive()
+        clients[idx] = nodes[idx].client()
+        wait_for("agreement", lambda: agreed(clients, 6))
+        assert clients[idx].get(key) == "v"
     finally:
         for n in nodes:
             n.cleanup()
