@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# replication.sh: a Lavik replica against a redis-server replica of the same redis-server master,
-# in the same run (doc/replication.md).
+# replication.sh: a Lavik replica against a redis-server replica of the same master, in the same
+# run (doc/replication.md).
 #
-# The master (redis-server, diskless sync, no delay) is loaded with BENCH_KEYS keys of
-# BENCH_VALUE_SIZE bytes (bench/loadgen.py through redis-cli --pipe). Then, for each replica in
+# The master (redis-server, or Lavik with BENCH_MASTER=lavik; diskless sync, no delay) is
+# loaded with BENCH_KEYS keys of BENCH_VALUE_SIZE bytes (bench/loadgen.py through redis-cli
+# --pipe). Then, for each replica in
 # turn (alone, the other one stopped, so they never share the CPUs):
 #   full sync    REPLICAOF, until INFO says master_link_status:up and DBSIZE is BENCH_KEYS:
 #                seconds and keys/s;
@@ -17,6 +18,8 @@
 # Environment (defaults in brackets):
 #   LAVIK_BIN [build/lavik]  LAVIK_THREADS [1]  BENCH_KEYS [200000]  BENCH_VALUE_SIZE [1024]
 #   BENCH_WRITES [BENCH_KEYS]  BENCH_PIPELINE [64]  BENCH_CLIENTS [8]  RESULTS_DIR [bench/results]
+#   BENCH_MASTER [redis]: lavik runs a Lavik master instead (--cache-mb MASTER_CACHE_MB [1024]),
+#   for data sets a redis-server master and a redis-server replica could not both hold in RAM
 # 1M keys of 1 KiB (the full-size run): BENCH_KEYS=1000000 (about 1 GiB on the master).
 # Output: a Markdown table on stdout and in RESULTS_DIR/replication-<stamp>.md. Servers are
 # tracked by PID and stopped on every exit path.
@@ -32,6 +35,8 @@ BENCH_VALUE_SIZE=${BENCH_VALUE_SIZE:-1024}
 BENCH_WRITES=${BENCH_WRITES:-$BENCH_KEYS}
 BENCH_PIPELINE=${BENCH_PIPELINE:-64}
 BENCH_CLIENTS=${BENCH_CLIENTS:-8}
+BENCH_MASTER=${BENCH_MASTER:-redis}
+MASTER_CACHE_MB=${MASTER_CACHE_MB:-1024}
 RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results}
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
@@ -60,10 +65,15 @@ field() { info_get "$("$REDIS_CLI" -h "$HOST" -p "$1" INFO replication)" "$2"; }
 # The master.
 MASTER_PORT=$(free_port)
 mkdir -p "$TMP/master"
-"$REDIS_SERVER" --port "$MASTER_PORT" --bind "$HOST" --save '' --appendonly no \
-  --dir "$TMP/master" --repl-diskless-sync yes --repl-diskless-sync-delay 0 \
-  --repl-backlog-size 64mb --client-output-buffer-limit "replica 0 0 0" \
-  >"$TMP/master.log" 2>&1 &
+MASTER_ARGS=(--port "$MASTER_PORT" --bind "$HOST" --save '' --appendonly no --dir "$TMP/master"
+  --repl-diskless-sync yes --repl-diskless-sync-delay 0 --repl-backlog-size 64mb
+  --client-output-buffer-limit "replica 0 0 0")
+if [[ $BENCH_MASTER == lavik ]]; then
+  "$LAVIK_BIN" "${MASTER_ARGS[@]}" --threads "$LAVIK_THREADS" --cache-mb "$MASTER_CACHE_MB" \
+    --data-file "$TMP/master/lavik.data" --log-dir "$TMP/master/logs" >"$TMP/master.log" 2>&1 &
+else
+  "$REDIS_SERVER" "${MASTER_ARGS[@]}" >"$TMP/master.log" 2>&1 &
+fi
 MASTER_PID=$!
 SERVER_PID=$MASTER_PID PORT=$MASTER_PORT SERVER_NAME=master wait_ready "start-up"
 log "loading $BENCH_KEYS keys of $BENCH_VALUE_SIZE bytes into the master"
@@ -138,7 +148,7 @@ ratio() { calc 'a / b' "a=$1" "b=$2" | awk '{ printf "%.2f", $1 }'; }
 mkdir -p "$RESULTS_DIR"
 OUT="$RESULTS_DIR/replication-$(date +%Y%m%d-%H%M%S).md"
 {
-  echo "Replication: $BENCH_KEYS keys of $BENCH_VALUE_SIZE B on a redis-server master;" \
+  echo "Replication: $BENCH_KEYS keys of $BENCH_VALUE_SIZE B on a $BENCH_MASTER master;" \
     "apply: $BENCH_WRITES SETs, pipeline $BENCH_PIPELINE, $BENCH_CLIENTS clients;" \
     "lavik --threads $LAVIK_THREADS"
   echo
