@@ -9,7 +9,7 @@
 # both alike; the idle server uses ~0 CPU.
 #
 # On 2 cores the client saturates first (see /work/shared/ARCHITECTURE.md), so ops/s alone hardly
-# separates servers. Next to ops/s and p50/p99 the script therefore reports the server's CPU time
+# separates servers. Next to ops/s and p50/p99/p99.9 the script therefore reports the server's CPU time
 # per request: utime+stime of the whole server process (all threads) from /proc/PID/stat, taken
 # before and after each point, divided by the number of requests; and the client's (its rusage),
 # which says which side's core is the limit.
@@ -218,9 +218,9 @@ check_server() {
   ((got - 1 == BENCH_VALUE_SIZE)) || die "$SERVER_NAME: GET $key returned $((got - 1)) bytes, want $BENCH_VALUE_SIZE after $what"
 }
 
-# Results, keyed by "<server>|<test>|<clients>|<pipeline>": rps, p50 (ms), p99 (ms), server and
+# Results, keyed by "<server>|<test>|<clients>|<pipeline>": rps, p50, p99, p99.9 (ms), server and
 # client CPU us/request.
-declare -A RPS P50 P99 CPU_US CLIENT_US
+declare -A RPS P50 P99 P999 CPU_US CLIENT_US
 
 # run_point TEST CLIENTS PIPELINE [KEYSPACE [REQUESTS [LABEL]]]: results under LABEL (default
 # SERVER_NAME).
@@ -228,7 +228,7 @@ run_point() {
   local test=$1 clients=$2 pipe=$3 keys=${4:-$BENCH_KEYSPACE} requests=${5:-$BENCH_REQUESTS}
   local label=${6:-$SERVER_NAME}
   local name="$label-$test-c$clients-P$pipe-n$requests"
-  local out="$RAW_DIR/$name.csv"
+  local out="$RAW_DIR/$name.txt"
   log "$SERVER_NAME: $test, $clients connections, pipeline $pipe, $requests requests"
   local before after
   before=$(cpu_ticks "$SERVER_PID")
@@ -239,7 +239,7 @@ rc = subprocess.call(sys.argv[2:])
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
 open(sys.argv[1], "w").write("%.6f\n" % (u.ru_utime + u.ru_stime))
 sys.exit(rc)' "$out.client-cpu" "$REDIS_BENCHMARK" -h "$HOST" -p "$PORT" -t "$test" \
-    -d "$BENCH_VALUE_SIZE" -r "$keys" -n "$requests" -c "$clients" -P "$pipe" --csv \
+    -d "$BENCH_VALUE_SIZE" -r "$keys" -n "$requests" -c "$clients" -P "$pipe" \
     >"$out" 2>&1 &
   CLIENT_PID=$!
   local rc=0
@@ -253,18 +253,24 @@ sys.exit(rc)' "$out.client-cpu" "$REDIS_BENCHMARK" -h "$HOST" -p "$PORT" -t "$te
     grep -Ei 'error|could not connect' "$out" | head -5 >&2
     die "redis-benchmark reported errors for $name; see $out"
   fi
-  local row
-  row=$(grep "^\"${test^^}\"," "$out" | tail -n 1) || die "no CSV row for ${test^^} in $out"
-  # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms",
-  # "p99_latency_ms","max_latency_ms"
-  local -a f
-  IFS=, read -r -a f <<<"${row//\"/}"
-  ((${#f[@]} >= 8)) || die "unexpected CSV row in $out: $row"
-  awk -v r="${f[1]}" 'BEGIN { exit !(r > 0) }' || die "zero rps for $name"
+  # The full report (not --csv, which has no percentile above p99): "throughput summary: N
+  # requests per second", the "latency summary" line (avg min p50 p95 p99 max), and "Latency by
+  # percentile distribution", whose first line at or above 99.9% (HdrHistogram's 99.902% step)
+  # is reported as p99.9 (an upper bound of it; the step below, 99.805%, bounds it from below).
+  local rps p50 p99 p999
+  rps=$(tr '\r' '\n' <"$out" | awk '/throughput summary:/ { v = $3 } END { print v }')
+  read -r p50 p99 < <(tr '\r' '\n' <"$out" | awk '
+    /latency summary/ { getline; getline; print $3, $5; exit }')
+  p999=$(tr '\r' '\n' <"$out" | awk '/^Latency by percentile/ { on = 1; next }
+    on && /^[0-9.]+% <=/ { pct = $1; sub(/%/, "", pct); if (pct + 0 >= 99.9) { print $3; exit } }
+    on && /^$/ { exit }')
+  [[ -n $rps && -n $p50 && -n $p99 && -n $p999 ]] || die "cannot read the summary of $out"
+  awk -v r="$rps" 'BEGIN { exit !(r > 0) }' || die "zero rps for $name"
   local key="$label|$test|$clients|$pipe"
-  RPS[$key]=${f[1]}
-  P50[$key]=${f[4]}
-  P99[$key]=${f[6]}
+  RPS[$key]=$rps
+  P50[$key]=$p50
+  P99[$key]=$p99
+  P999[$key]=$p999
   CPU_US[$key]=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" \
     'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
   CLIENT_US[$key]=$(awk -v s="$(<"$out.client-cpu")" -v n="$requests" \
@@ -404,14 +410,14 @@ ratio() {
 }
 
 HEADERS=(test conns P "lavik ops/s" "redis ops/s" "ops ratio l/r" "lavik p50 ms" "lavik p99 ms"
-  "redis p50 ms" "redis p99 ms" "lavik CPU us/req" "redis CPU us/req" "CPU ratio l/r"
+  "lavik p99.9 ms" "redis p50 ms" "redis p99 ms" "redis p99.9 ms" "lavik CPU us/req" "redis CPU us/req" "CPU ratio l/r"
   "client CPU us/req l/r")
 ROWS=()
 for p in "${POINTS[@]}"; do
   IFS=: read -r test clients pipe <<<"$p"
   l="lavik|$test|$clients|$pipe"
   r="redis|$test|$clients|$pipe"
-  ROWS+=("${test^^}|$clients|$pipe|${RPS[$l]:--}|${RPS[$r]:--}|$(ratio "${RPS[$l]:-}" "${RPS[$r]:-}")|${P50[$l]:--}|${P99[$l]:--}|${P50[$r]:--}|${P99[$r]:--}|${CPU_US[$l]:--}|${CPU_US[$r]:--}|$(ratio "${CPU_US[$l]:-}" "${CPU_US[$r]:-}")|${CLIENT_US[$l]:--}/${CLIENT_US[$r]:--}")
+  ROWS+=("${test^^}|$clients|$pipe|${RPS[$l]:--}|${RPS[$r]:--}|$(ratio "${RPS[$l]:-}" "${RPS[$r]:-}")|${P50[$l]:--}|${P99[$l]:--}|${P999[$l]:--}|${P50[$r]:--}|${P99[$r]:--}|${P999[$r]:--}|${CPU_US[$l]:--}|${CPU_US[$r]:--}|$(ratio "${CPU_US[$l]:-}" "${CPU_US[$r]:-}")|${CLIENT_US[$l]:--}/${CLIENT_US[$r]:--}")
 done
 DEVICE_ROWS=()
 if ((DEVICE_DONE)); then
@@ -423,7 +429,7 @@ if ((DEVICE_DONE)); then
     "GET, $DEVICE_CLIENTS connections: lavik / redis ops/s|${RPS[$l]} / ${RPS[$r]} = $(ratio "${RPS[$l]}" "${RPS[$r]}")"
     "server CPU us/GET: lavik / redis|${CPU_US[$l]} / ${CPU_US[$r]} = $(ratio "${CPU_US[$l]}" "${CPU_US[$r]}")"
     "client CPU us/GET: lavik run / redis run|${CLIENT_US[$l]} / ${CLIENT_US[$r]}"
-    "p50 / p99 ms: lavik; redis|${P50[$l]} / ${P99[$l]}; ${P50[$r]} / ${P99[$r]}"
+    "p50 / p99 / p99.9 ms: lavik; redis|${P50[$l]} / ${P99[$l]} / ${P999[$l]}; ${P50[$r]} / ${P99[$r]} / ${P999[$r]}"
     "lavik device GET CPU / cached GET CPU|${CPU_US[$l]} / ${CPU_US[$c]:--} = $(ratio "${CPU_US[$l]}" "${CPU_US[$c]:-}")"
     "device reads per GET; bytes per read|$(calc "int($DEV_READS * 1000 / $DEVICE_REQUESTS) / 1000"); $(calc "$DEV_READS ? int($DEV_BYTES / $DEV_READS) : 0")"
     "fio 4 KiB randread iodepth $DEVICE_CLIENTS: IOPS; CPU us/IO|$FIO_IOPS; $FIO_CPU_US"
@@ -435,7 +441,7 @@ fi
 # measures the older path of the same binary.
 LAVIK_ENV=$(env | grep -E '^LAVIK_(LEGACY_IO|FIXED_FILES)=' | sort | tr '\n' ' ' || true)
 LAVIK_ENV=${LAVIK_ENV:-none}
-SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $BENCH_REQUESTS -c <conns> -P <P> --csv; key space pre-filled (every GET hits)"
+SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $BENCH_REQUESTS -c <conns> -P <P>; key space pre-filled (every GET hits)"
 
 {
   echo
@@ -446,15 +452,16 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   echo "settings: $SETTINGS"
   echo "load average (other users of the machine skew ops/s): $LOAD_START at start, $LOAD_END at end"
   echo
-  printf '%-5s %5s %3s %11s %11s %6s %8s %8s %8s %8s %9s %9s %8s %13s\n' \
-    test conns P "lavik op/s" "redis op/s" ratio "l p50" "l p99" "r p50" "r p99" "l us/req" \
+  printf '%-5s %5s %3s %11s %11s %6s %7s %7s %7s %7s %7s %7s %9s %9s %8s %13s\n' \
+    test conns P "lavik op/s" "redis op/s" ratio "l p50" "l p99" "l p99.9" "r p50" "r p99" \
+    "r p99.9" "l us/req" \
     "r us/req" "CPU l/r" "client us l/r"
   for row in "${ROWS[@]}"; do
     IFS='|' read -r -a f <<<"$row"
-    printf '%-5s %5s %3s %11s %11s %6s %8s %8s %8s %8s %9s %9s %8s %13s\n' "${f[@]}"
+    printf '%-5s %5s %3s %11s %11s %6s %7s %7s %7s %7s %7s %7s %9s %9s %8s %13s\n' "${f[@]}"
   done
   echo
-  echo "p50/p99 in ms; us/req = server utime+stime (all threads) per request; client us = the"
+  echo "p50/p99/p99.9 in ms; us/req = server utime+stime (all threads) per request; client us = the"
   echo "load generator's CPU per request in each server's run; ratios are lavik/redis"
   echo "(ops: higher is better for lavik; CPU: lower is better for lavik)."
   if ((DEVICE_DONE)); then
