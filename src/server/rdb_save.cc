@@ -26,6 +26,7 @@
 #include "runtime/join.h"
 #include "runtime/shard_hop.h"
 #include "scripting/function_registry.h"
+#include "storage/format.h"
 #include "storage/snapshot_gate.h"
 #include "storage/store.h"
 
@@ -37,6 +38,9 @@ constexpr size_t kWalkReads = 64;              // a slice's keys read at once (d
 constexpr uint64_t kWalkBytes = 4 << 20;       // and their records' bytes, about
 constexpr size_t kWriteBytes = 1 << 20;        // output is written in pieces of about this size
 constexpr uint64_t kWritebackBytes = 8 << 20;  // start the kernel's write-back this often
+// The segment pass stops once the snapshots hold this many saved entries (~64 bytes each): the
+// index walk, which stops saving an entry once it passed its key, does the rest.
+constexpr size_t kSegmentPassMaxSaved = 512 * 1024;
 
 // A file written sequentially; write-back is started every kWritebackBytes (sync_file_range), so
 // the final fsync has little left to do and the page cache does not fill with dirty pages.
@@ -106,7 +110,18 @@ struct SaveRun {
   std::string dir;
   rdb::EncodeLimits limits = LiveEncodeLimits();
   std::string error;  // the first failure
+  // SELECTDB + RESIZEDB go before a database's first key, and again whenever the walk comes
+  // back to it from another one (the segment pass meets the databases mixed).
+  std::array<uint64_t, kMaxDatabases> db_keys{};
+  std::array<uint64_t, kMaxDatabases> db_expires{};
+  int selected = -1;
 
+  void Select(int db) {
+    if (db == selected) return;
+    selected = db;
+    writer.SelectDb(static_cast<uint64_t>(db), db_keys[static_cast<size_t>(db)],
+                    db_expires[static_cast<size_t>(db)]);
+  }
   bool Fail(const std::string& what) {
     if (error.empty()) error = what;
     return false;
@@ -161,7 +176,7 @@ Task ReadWalkEntry(Store* st, uint64_t snap, int64_t now, WalkEntry* e) {
 // at a time, the device's latency bounded the walk at ~10k keys/s) and framed in index order.
 // A window holds at most kWalkReads keys and about kWalkBytes of records; a collection, which
 // may be chunked (its size unknown until read), is read alone.
-Task SaveSlice(SaveRun* run, Store& st, uint64_t snap, int db, uint64_t* cursor) {
+Task SaveSlice(SaveRun* run, Store& st, uint64_t snap, int db, int client_db, uint64_t* cursor) {
   std::vector<WalkEntry> entries;
   *cursor = st.SnapshotScan(snap, *cursor, kSliceEntries, db, [&](uint64_t fp, uint64_t l) {
     WalkEntry& e = entries.emplace_back();
@@ -197,8 +212,80 @@ Task SaveSlice(SaveRun* run, Store& st, uint64_t snap, int db, uint64_t* cursor)
         run->Fail("the value of key '" + std::string(client_key) + "' is damaged");
         co_return;
       }
+      run->Select(client_db);
       run->writer.Key(client_key, e.copy.expire_ms, object);
       std::string().swap(e.copy.record);  // a window's values are freed as they are framed
+    }
+  }
+  run->Drain(false);
+}
+
+// The segment pass (doc/rdb.md "Walk speed"), one segment of a shard (on its worker): reads the
+// segment whole, and frames each record that is the view's version of its key (the view names
+// that very record), a string straight from the bytes read, a collection through ReadWalkEntry
+// (it may be chunked). Each record judged is marked, so the index walk after it skips it.
+// `client_db`: physical database → the client's number at the snapshot's start.
+Task ScanSegmentStep(SaveRun* run, Store& st, uint64_t snap, size_t i,
+                     const std::array<int, kMaxDatabases>& client_db) {
+  AlignedBuffer buf;
+  uint32_t seg = 0;
+  uint64_t base = 0, size = 0, seq = 0;
+  bool ok = false;
+  co_await st.ReadSnapshotSegment(snap, i, &buf, &seg, &base, &size, &seq, &ok);
+  if (!ok) co_return;  // its keys are left to the index walk
+  RecordScanner scanner(buf.data(), size, seq);
+  RecordView v;
+  const int64_t now = NowMs();
+  std::string object;
+  size_t in_slice = 0;
+  while (scanner.Next(&v) && run->error.empty()) {
+    const uint64_t off = base + scanner.end_offset() - v.length;
+    const auto type = static_cast<ValueType>(v.header.type);
+    if (!v.header.tombstone() && type != ValueType::kChunk) {
+      KeyInfo info;
+      {
+        Store::SnapshotReads view(st, snap);
+        info = st.LookupRead(v.key, now);
+      }
+      if (info.exists && loc::Offset(info.loc) == off) {
+        const int cdb = client_db[static_cast<size_t>(Index::FpDb(Index::Fingerprint(v.key)))];
+        const std::string_view client_key = ClientKey(v.key);
+        object.clear();
+        bool encoded;
+        int64_t expire_ms = info.expire_ms;
+        if (type == ValueType::kString && info.type == ValueType::kString) {
+          encoded = rdb::EncodeObject(type, v.value, run->limits, &object);
+        } else {
+          WalkEntry e;
+          e.fp = Index::Fingerprint(v.key);
+          e.loc = info.loc;
+          co_await ReadWalkEntry(&st, snap, now, &e);
+          if (!e.error.empty()) {
+            run->Fail(e.error);
+            co_return;
+          }
+          if (!e.copy.exists) {
+            st.SnapshotScanned(snap, seg, off + v.length);
+            continue;
+          }
+          expire_ms = e.copy.expire_ms;
+          encoded = rdb::EncodeObject(e.copy.type, e.copy.record, run->limits, &object);
+        }
+        if (!encoded) {
+          run->Fail("the value of key '" + std::string(client_key) + "' is damaged");
+          co_return;
+        }
+        if (cdb >= 0) {
+          run->Select(cdb);
+          run->writer.Key(client_key, expire_ms, object);
+        }
+      }
+    }
+    st.SnapshotScanned(snap, seg, off + v.length);
+    if (++in_slice >= kSliceEntries) {
+      in_slice = 0;
+      if (!run->Drain(false)) co_return;
+      co_await YieldToLoop();  // the worker's clients between slices, as the index walk
     }
   }
   run->Drain(false);
@@ -383,27 +470,53 @@ Task WalkRdb(ShardSet& shards, const RdbSnapshot& snap, SaveRun& run) {
   }
   run.writer.Aux("aof-base", "0");
   for (const FunctionLibrary& lib : FunctionRegistry::Get().List()) run.writer.Function(lib.code);
-  // Database by database, in the client's numbering: SELECTDB + RESIZEDB (the counts now; Redis's
-  // loader takes them only as a hint), then each shard's keys of its physical database — the
-  // databases as they were numbered when the snapshot began.
-  for (int d = 0; d < DbMap::Count() && run.error.empty(); ++d) {
+  // Keys go under the databases' numbers as they were when the snapshot began (SWAPDB after it
+  // is not in the file); SaveRun::Select writes SELECTDB + RESIZEDB (the counts at the start;
+  // Redis's loader takes them only as a hint) before a database's keys.
+  std::array<int, kMaxDatabases> client_db;
+  client_db.fill(-1);
+  for (int d = 0; d < DbMap::Count(); ++d) {
     const int pdb = snap.physical[static_cast<size_t>(d)];
-    uint64_t keys = 0, expires = 0;
+    client_db[static_cast<size_t>(pdb)] = d;
     for (int w = 0; w < shards.size(); ++w) {
       co_await ShardHop(shards.at(w).worker, [&, w]() {
         const Store& st = shards.at(w).store;
-        keys += st.SnapshotDbSize(id, pdb);
-        expires += st.SnapshotDbExpires(id, pdb);
+        run.db_keys[static_cast<size_t>(d)] += st.SnapshotDbSize(id, pdb);
+        run.db_expires[static_cast<size_t>(d)] += st.SnapshotDbExpires(id, pdb);
       });
     }
-    if (keys == 0) continue;
-    run.writer.SelectDb(static_cast<uint64_t>(d), keys, expires);
+  }
+  // First the segment pass over every shard's log, then the index walk for what it left: keys
+  // in large records, in segments it could not read whole, and every key while the entries the
+  // view saved meanwhile (each write to a key it has not reached saves one) are too many.
+  for (int w = 0; w < shards.size() && run.error.empty(); ++w) {
+    size_t count = 0;
+    co_await ShardHop(shards.at(w).worker,
+                      [&, w]() { count = shards.at(w).store.SnapshotSegments(id); });
+    for (size_t i = 0; i < count && run.error.empty(); ++i) {
+      bool stop = false;
+      co_await ShardCall(shards.at(w).worker, [&, w, i]() -> Task {
+        Store& st = shards.at(w).store;
+        if (st.snapshot_saved() > kSegmentPassMaxSaved) {
+          stop = true;
+          co_return;
+        }
+        co_await ScanSegmentStep(&run, st, id, i, client_db);
+      });
+      if (stop) break;
+      co_await YieldToLoop();
+      if (run.stream != nullptr) co_await run.stream->Space();
+    }
+  }
+  for (int d = 0; d < DbMap::Count() && run.error.empty(); ++d) {
+    const int pdb = snap.physical[static_cast<size_t>(d)];
+    if (run.db_keys[static_cast<size_t>(d)] == 0) continue;
     for (int w = 0; w < shards.size() && run.error.empty(); ++w) {
       uint64_t cursor = 0;
       do {
         co_await ShardCall(shards.at(w).worker, [&, w]() -> Task {
           Store& st = shards.at(w).store;
-          co_await SaveSlice(&run, st, id, pdb, &cursor);
+          co_await SaveSlice(&run, st, id, pdb, d, &cursor);
           if (cursor == 0) st.SnapshotDbDone(id, pdb);
         });
         co_await YieldToLoop();  // also when the shard is this worker's own

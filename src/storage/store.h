@@ -281,6 +281,18 @@ class Store {
   uint64_t SnapshotScan(uint64_t id, uint64_t cursor, size_t count, int db,
                         const std::function<void(uint64_t fp, uint64_t loc)>& fn);
   void SnapshotDbDone(uint64_t id, int db);
+  // The segment pass of a walk (doc/rdb.md "Walk speed"): the log segments this shard had when
+  // the snapshot began, read whole and in file order instead of one record at a time. A caller
+  // reads segment `i` (< SnapshotSegments) into *buf: *size bytes of records from the one after
+  // its header block, which RecordScanner decodes with *seq; `*base` is their file offset. false:
+  // the segment cannot be read that way any more (freed and reused, or a read failed) and its
+  // keys are left to SnapshotScan. After each record it has judged (framed, or found not to be
+  // the snapshot's), the caller marks it with SnapshotScanned: SnapshotScan then skips every
+  // entry whose record lies in a marked range.
+  size_t SnapshotSegments(uint64_t id) const;
+  Task ReadSnapshotSegment(uint64_t id, size_t i, AlignedBuffer* buf, uint32_t* seg, uint64_t* base,
+                           uint64_t* size, uint64_t* seq, bool* ok);
+  void SnapshotScanned(uint64_t id, uint32_t seg, uint64_t upto);
   // Entries the snapshots saved so far (INFO, tests).
   size_t snapshot_saved() const;
   // While one lives, reads on this Store (Lookup, LookupRead, Read, ReadValue, ReadAt) see view
@@ -389,6 +401,19 @@ class Store {
     std::map<uint64_t, Saved> saved;  // fingerprint → entry at the start (ordered: SnapshotScan)
     std::array<size_t, kMaxDatabases> db_keys{};
     std::array<size_t, kMaxDatabases> db_expires{};
+    struct Segment {
+      uint32_t seg;
+      uint64_t seq;
+      uint64_t end;  // the open segment: where the log's next record went; 0: a sealed one
+    };
+    std::vector<Segment> segments;  // the log's segments at the start, in file order
+    // Segment pass: per segment, the file offset below which every record was judged.
+    std::unordered_map<uint32_t, uint64_t> scanned;
+    bool InScanned(uint32_t seg, uint64_t offset) const {
+      if (scanned.empty()) return false;
+      auto it = scanned.find(seg);
+      return it != scanned.end() && offset < it->second;
+    }
     uint32_t done_dbs = 0;  // physical databases walked completely (bit per database)
     int walk_db = -1;       // the database being walked, and the cursor below which it was
     uint64_t walk_cursor = 0;

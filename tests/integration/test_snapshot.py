@@ -7,10 +7,12 @@ ops sent before its reply came back, the file must hold exactly the data after t
 for one k in [done, sent] — whatever the walk met while it ran. The file is read back through a
 reference redis-server (Debian's), for both targets.
 """
+import os
 import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 import redis
 
 from conftest import wait_until
@@ -234,3 +236,70 @@ def test_swapdb_and_flushdb_during_bgsave_do_not_reach_the_file(spawn_server, tm
     assert ref.client().dbsize() == 40_000
     assert sorted(ref.client(db=1).keys("*")) == sorted(f"one:{i}" for i in range(2000))
     assert sorted(ref.client(db=2).keys("*")) == sorted(f"two:{i}" for i in range(1000))
+
+
+@pytest.mark.lavik_only
+def test_bgsave_reads_a_file_larger_than_the_cache_reopened_with_more_workers(spawn_server,
+                                                                              tmp_path):
+    """The walk reads the log's segments whole (doc/rdb.md "Walk speed"). A data file written by
+    one worker and reopened by two has segments holding both shards' records; older versions of
+    overwritten and deleted keys are in them too; some keys are in other databases, large records
+    or a collection. The file holds each key once (redis-server refuses a duplicate) as it was."""
+    work = tmp_path / "work"
+    work.mkdir()
+    d = tmp_path / "d"
+    d.mkdir()
+    args = ["--cache-mb", "4", "--dir", str(d)]
+    s = spawn_server(threads=1, workdir=work, extra_args=args)
+    c = s.client(decode_responses=False)
+    want = {0: {}, 3: {}}  # db -> {key: (value, has_ttl)}
+    pipe = c.pipeline(transaction=False)
+    for i in range(20_000):
+        k, v = b"s:%d" % i, b"%d-" % i + b"x" * 400
+        pipe.set(k, v, ex=100_000 if i % 7 == 0 else None)
+        want[0][k] = (v, i % 7 == 0)
+        if i % 1000 == 999:
+            pipe.execute()
+    pipe.execute()
+    for i in range(0, 20_000, 3):  # older versions stay in the log
+        k, v = b"s:%d" % i, b"new-%d" % i
+        c.set(k, v)
+        want[0][k] = (v, False)
+    c.delete(*[b"s:%d" % i for i in range(1, 20_000, 10)])
+    for i in range(1, 20_000, 10):
+        del want[0][b"s:%d" % i]
+    big = [os.urandom(3 << 20) for _ in range(2)]  # past one record: large records
+    for i, v in enumerate(big):
+        c.set(b"big:%d" % i, v)
+        want[0][b"big:%d" % i] = (v, False)
+    c.hset(b"h", mapping={b"f%d" % i: b"%d" % i for i in range(300)})
+    three = s.client(db=3, decode_responses=False)
+    for i in range(2_000):
+        three.set(b"t:%d" % i, b"three-%d" % i)
+        want[3][b"t:%d" % i] = (b"three-%d" % i, False)
+    assert s.terminate() == 0
+
+    s = spawn_server(threads=2, workdir=work, extra_args=args)
+    c = s.client(decode_responses=False)
+    assert c.dbsize() == len(want[0]) + 1
+    assert c.bgsave() is True
+    assert wait_until(lambda: info(c)["rdb_bgsave_in_progress"] == 0, timeout=60)
+    assert info(c)["rdb_last_bgsave_status"] == "ok"
+
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    shutil.copy(d / "dump.rdb", ref_dir / "dump.rdb")
+    ref = reference(spawn_server, ref_dir)
+    for db, keys in want.items():
+        rc = ref.client(db=db, decode_responses=False)
+        assert rc.dbsize() == len(keys) + (1 if db == 0 else 0)
+        pipe = rc.pipeline(transaction=False)
+        for k in keys:
+            pipe.get(k)
+            pipe.ttl(k)
+        got = pipe.execute()
+        wrong = [k for n, (k, (v, ttl)) in enumerate(keys.items())
+                 if got[2 * n] != v or (got[2 * n + 1] > 0) != ttl]
+        assert not wrong, f"{len(wrong)} keys differ in db {db}, e.g. {wrong[:3]}"
+    hash_ = ref.client(decode_responses=False).hgetall(b"h")
+    assert hash_ == {b"f%d" % i: b"%d" % i for i in range(300)}

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "storage/format.h"
 #include "storage/index.h"
 #include "storage/store.h"
 #include "storage/test_data_file.h"
@@ -248,6 +249,84 @@ TEST_F(SnapshotTest, TwoSnapshotsAreIndependent) {
   EXPECT_TRUE(s().snapshot_active());
   s().EndSnapshot(kSnap);
   EXPECT_FALSE(s().snapshot_active());
+}
+
+// The walk's segment pass (doc/rdb.md "Walk speed"), as server/rdb_save.cc runs it: each record
+// of the segments listed at the start that the view names, then the index walk for the rest
+// (a large record); writes go on between records. Each key once, as it was at the start.
+TEST_F(SnapshotTest, TheSegmentPassAndTheIndexWalkGiveEveryKeyOnceAsAtTheStart) {
+  std::map<std::string, std::pair<std::string, int64_t>> want;
+  const int64_t ttl = NowMs() + 3'600'000;
+  for (int round = 0; round < 3; ++round) {  // older versions in the earlier segments
+    for (int i = round * 100; i < 300; ++i) {
+      const std::string k = "k" + std::to_string(i);
+      const std::string v = std::to_string(round) + std::string(500, 'v');
+      const int64_t e = i % 10 == 0 ? ttl : 0;
+      ASSERT_TRUE(Put(s(), k, v, e).ok());
+      want[k] = {v, e};
+    }
+    ASSERT_TRUE(Flush(s()));
+    s().log().CloseSegment();
+  }
+  for (int i = 300; i < 340; ++i) {  // the open segment, partly still in the write buffer
+    const std::string k = "k" + std::to_string(i);
+    ASSERT_TRUE(Put(s(), k, "tail").ok());
+    want[k] = {"tail", 0};
+  }
+  const std::string large(100 << 10, 'L');  // past one record: a large run of its own
+  ASSERT_TRUE(Put(s(), "large", large).ok());
+  want["large"] = {large, 0};
+  for (int i = 0; i < 340; i += 9) {
+    const std::string k = "k" + std::to_string(i);
+    ASSERT_TRUE(Del(s(), k).ok());
+    want.erase(k);
+  }
+  s().BeginSnapshot(kSnap);
+  ASSERT_GE(s().SnapshotSegments(kSnap), 4u);
+  int n = 0;
+  auto write_some = [&] {
+    ++n;
+    ASSERT_TRUE(Put(s(), "k" + std::to_string(n * 13 % 340), "during").ok());
+    ASSERT_TRUE(Del(s(), "k" + std::to_string(n * 7 % 340)).ok());
+    ASSERT_TRUE(Put(s(), "new" + std::to_string(n), "x").ok());
+    ASSERT_TRUE(Put(s(), "large", "small now").ok());
+  };
+  write_some();
+  std::map<std::string, std::pair<std::string, int64_t>> got;
+  size_t records = 0;
+  for (size_t i = 0; i < s().SnapshotSegments(kSnap); ++i) {
+    AlignedBuffer buf;
+    uint32_t seg = 0;
+    uint64_t base = 0, size = 0, seq = 0;
+    bool ok = false;
+    ASSERT_TRUE(storage_test::RunInline(
+        s().ReadSnapshotSegment(kSnap, i, &buf, &seg, &base, &size, &seq, &ok)));
+    ASSERT_TRUE(ok) << "segment " << i;
+    RecordScanner scanner(buf.data(), size, seq);
+    RecordView v;
+    while (scanner.Next(&v)) {
+      const uint64_t off = base + scanner.end_offset() - v.length;
+      KeyInfo info;
+      {
+        Store::SnapshotReads view(s(), kSnap);
+        info = s().LookupRead(v.key, NowMs());
+      }
+      if (!v.header.tombstone() && info.exists && loc::Offset(info.loc) == off) {
+        EXPECT_TRUE(
+            got.emplace(std::string(v.key), std::make_pair(std::string(v.value), info.expire_ms))
+                .second)
+            << v.key << " framed twice";
+      }
+      s().SnapshotScanned(kSnap, seg, off + v.length);
+      if (++records % 25 == 0) write_some();
+    }
+  }
+  EXPECT_EQ(got.size(), want.size() - 1);  // all but the large record
+  auto rest = Walk([&](uint64_t) { write_some(); });
+  EXPECT_EQ(rest.size(), 1u);
+  for (const auto& [k, v] : rest) EXPECT_TRUE(got.emplace(k, v).second) << k << " in both passes";
+  EXPECT_EQ(got, want);
+  s().EndSnapshot(kSnap);
 }
 
 }  // namespace
