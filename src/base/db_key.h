@@ -42,6 +42,17 @@ inline std::string DbKey(int db, std::string_view key) {
   return out;
 }
 
+// As DbKey, into `buf` without allocating: a view of `key` itself when no prefix is needed, else
+// of buf's first bytes; empty if the stored key would not fit in buf.
+inline std::string_view DbKeyInto(int db, std::string_view key, char* buf, size_t cap) {
+  if (!NeedsDbPrefix(db, key)) return key;
+  if (key.size() + 3 > cap) return {};
+  kDbKeyPrefix.copy(buf, 2);
+  buf[2] = static_cast<char>(db);
+  key.copy(buf + 3, key.size());
+  return std::string_view(buf, key.size() + 3);
+}
+
 struct SplitKey {
   int db = 0;            // physical database
   std::string_view key;  // the client's key

@@ -115,6 +115,7 @@ struct SaveRun {
   std::array<uint64_t, kMaxDatabases> db_keys{};
   std::array<uint64_t, kMaxDatabases> db_expires{};
   int selected = -1;
+  std::string object;  // Frame's encoding, reused
 
   void Select(int db) {
     if (db == selected) return;
@@ -125,6 +126,19 @@ struct SaveRun {
   bool Fail(const std::string& what) {
     if (error.empty()) error = what;
     return false;
+  }
+  // Frames one key of client database `db` (its stored bytes, type, record and TTL); false, the
+  // run failed, if the record does not encode.
+  bool Frame(int db, std::string_view stored_key, ValueType type, std::string_view record,
+             int64_t expire_ms) {
+    object.clear();
+    const std::string_view client_key = ClientKey(stored_key);
+    if (!rdb::EncodeObject(type, record, limits, &object)) {
+      return Fail("the value of key '" + std::string(client_key) + "' is damaged");
+    }
+    Select(db);
+    writer.Key(client_key, expire_ms, object);
+    return true;
   }
   bool Drain(bool all) {
     if (writer.pending() >= kWriteBytes || (all && writer.pending() > 0)) {
@@ -184,7 +198,6 @@ Task SaveSlice(SaveRun* run, Store& st, uint64_t snap, int db, int client_db, ui
     e.loc = l;
   });
   const int64_t now = NowMs();
-  std::string object;
   for (size_t first = 0; first < entries.size();) {
     Join join;
     size_t last = first;
@@ -206,14 +219,7 @@ Task SaveSlice(SaveRun* run, Store& st, uint64_t snap, int db, int client_db, ui
         co_return;
       }
       if (!e.copy.exists) continue;
-      object.clear();
-      const std::string_view client_key = ClientKey(e.key);
-      if (!rdb::EncodeObject(e.copy.type, e.copy.record, run->limits, &object)) {
-        run->Fail("the value of key '" + std::string(client_key) + "' is damaged");
-        co_return;
-      }
-      run->Select(client_db);
-      run->writer.Key(client_key, e.copy.expire_ms, object);
+      if (!run->Frame(client_db, e.key, e.copy.type, e.copy.record, e.copy.expire_ms)) co_return;
       std::string().swap(e.copy.record);  // a window's values are freed as they are framed
     }
   }
@@ -236,7 +242,6 @@ Task ScanSegmentStep(SaveRun* run, Store& st, uint64_t snap, size_t i,
   RecordScanner scanner(buf.data(), size, seq);
   RecordView v;
   const int64_t now = NowMs();
-  std::string object;
   size_t in_slice = 0;
   while (scanner.Next(&v) && run->error.empty()) {
     const uint64_t off = base + scanner.end_offset() - v.length;
@@ -247,14 +252,11 @@ Task ScanSegmentStep(SaveRun* run, Store& st, uint64_t snap, size_t i,
         Store::SnapshotReads view(st, snap);
         info = st.LookupRead(v.key, now);
       }
-      if (info.exists && loc::Offset(info.loc) == off) {
-        const int cdb = client_db[static_cast<size_t>(Index::FpDb(Index::Fingerprint(v.key)))];
-        const std::string_view client_key = ClientKey(v.key);
-        object.clear();
-        bool encoded;
-        int64_t expire_ms = info.expire_ms;
+      // (A database past `databases` has no client number: the index walk skips it too.)
+      const int db = client_db[static_cast<size_t>(SplitDbKey(v.key).db)];
+      if (info.exists && loc::Offset(info.loc) == off && db >= 0) {
         if (type == ValueType::kString && info.type == ValueType::kString) {
-          encoded = rdb::EncodeObject(type, v.value, run->limits, &object);
+          if (!run->Frame(db, v.key, type, v.value, info.expire_ms)) co_return;
         } else {
           WalkEntry e;
           e.fp = Index::Fingerprint(v.key);
@@ -264,20 +266,10 @@ Task ScanSegmentStep(SaveRun* run, Store& st, uint64_t snap, size_t i,
             run->Fail(e.error);
             co_return;
           }
-          if (!e.copy.exists) {
-            st.SnapshotScanned(snap, seg, off + v.length);
-            continue;
+          if (e.copy.exists &&
+              !run->Frame(db, v.key, e.copy.type, e.copy.record, e.copy.expire_ms)) {
+            co_return;
           }
-          expire_ms = e.copy.expire_ms;
-          encoded = rdb::EncodeObject(e.copy.type, e.copy.record, run->limits, &object);
-        }
-        if (!encoded) {
-          run->Fail("the value of key '" + std::string(client_key) + "' is damaged");
-          co_return;
-        }
-        if (cdb >= 0) {
-          run->Select(cdb);
-          run->writer.Key(client_key, expire_ms, object);
         }
       }
     }

@@ -529,14 +529,8 @@ void Server::Prefetch(Connection& c, std::span<const std::string_view> keys) {
   std::array<char, 256> buf;
   for (std::string_view key : keys) {
     if (key.empty()) continue;
-    std::string_view stored = key;
-    if (NeedsDbPrefix(db, key)) {
-      if (key.size() + 3 > buf.size()) continue;
-      std::memcpy(buf.data(), kDbKeyPrefix.data(), 2);
-      buf[2] = static_cast<char>(db);
-      std::memcpy(buf.data() + 3, key.data(), key.size());
-      stored = std::string_view(buf.data(), key.size() + 3);
-    }
+    const std::string_view stored = DbKeyInto(db, key, buf.data(), buf.size());
+    if (stored.empty()) continue;
     if (&shards_->at(shards_->ShardOf(stored)) == &local) local.store.PrefetchKey(stored);
   }
 }

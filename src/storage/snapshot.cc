@@ -151,8 +151,12 @@ Task Store::ReadSnapshotSegment(uint64_t id, size_t i, AlignedBuffer* buf, uint3
   const uint64_t len = ((last - first) + align - 1) & ~(align - 1);
   if (len == 0) co_return;
   if (buf->size() < len) *buf = AlignedBuffer(len);
+  // Not freed and reused since the start: its bytes are still the snapshot's.
+  auto unchanged = [&] {
+    return file_->state(g.seg) == DataFile::SegState::kLog && file_->seq(g.seg).load() == g.seq;
+  };
   file_->readers(g.seg).fetch_add(1);
-  bool good = file_->state(g.seg) == DataFile::SegState::kLog && file_->seq(g.seg).load() == g.seq;
+  bool good = unchanged();
   // 1 MiB pieces, one at a time: long sequential reads, which the device serves many times
   // faster per byte than one read per record, while the clients' reads wait behind at most one
   // of them (four at once read no faster here, and left the clients 0.40x of their GET rate
@@ -164,9 +168,7 @@ Task Store::ReadSnapshotSegment(uint64_t id, size_t i, AlignedBuffer* buf, uint3
     good = res >= 0 && static_cast<uint64_t>(res) == n;
     done += n;
   }
-  // Freed and reused while it was read: its bytes are not the snapshot's any more.
-  good =
-      good && file_->state(g.seg) == DataFile::SegState::kLog && file_->seq(g.seg).load() == g.seq;
+  good = good && unchanged();  // (not freed while it was read either)
   file_->readers(g.seg).fetch_sub(1);
   if (!good) co_return;
   *seg = g.seg;

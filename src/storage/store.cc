@@ -757,8 +757,7 @@ void Store::Tick(int64_t now_ms) {
 void Store::PrefetchFlush() {
   const size_t n = prefetch_count_;
   prefetch_count_ = 0;
-  for (size_t i = 0; i < n; ++i) cache_.PrefetchEntry(prefetch_fps_[i]);
-  for (size_t i = 0; i < n; ++i) cache_.PrefetchValue(prefetch_fps_[i]);
+  cache_.PrefetchBatch(prefetch_fps_.data(), n);
 }
 
 void Store::CutDurable(uint64_t number) {

@@ -164,7 +164,7 @@ class Store {
   // for every key of the batch, so the cache misses overlap instead of coming one after another.
   // PrefetchKey starts a key (its first level); PrefetchFlush does the rest for the keys started
   // since the last flush. Changes no data.
-  static constexpr size_t kPrefetchMax = 32;
+  static constexpr size_t kPrefetchMax = ValueCache::kPrefetchBatchMax;
   void PrefetchKey(std::string_view key) {
     const uint64_t fp = Index::Fingerprint(key);
     index_.Prefetch(fp);

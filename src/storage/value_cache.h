@@ -25,6 +25,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -63,24 +64,29 @@ class ValueCache {
   // As Get, without touching anything (no counters, no frequency, no drop): a reader of an older
   // version (a snapshot's walk, storage/store.h) must not evict the current one.
   const std::string* Peek(uint64_t fp, uint64_t loc) const;
-  // Hints for a lookup of fp coming up (Store::Prefetch), in three steps a caller runs over a
-  // batch of fingerprints one step at a time: the index slot; the entry it points at (reads the
-  // slot); the value's bytes (reads the entry).
+  // Hints for lookups of a batch of fingerprints coming up (Store::PrefetchFlush), one step at a
+  // time over the batch so the misses overlap: PrefetchSlot for each (the index slot); then
+  // PrefetchBatch, which loads each entry the slots point at, then each entry's value bytes.
   static constexpr size_t kPrefetchValueBytes = 4096;
+  static constexpr size_t kPrefetchBatchMax = 32;
   void PrefetchSlot(uint64_t fp) const {
     if (capacity_ != 0) index_.Prefetch(fp);
   }
-  void PrefetchEntry(uint64_t fp) const {
+  void PrefetchBatch(const uint64_t* fps, size_t n) const {
     if (capacity_ == 0) return;
-    if (Node* const* n = index_.Find(fp)) {
-      Prefetch(*n);
-      Prefetch(reinterpret_cast<const char*>(*n) + 64);
+    std::array<const Node*, kPrefetchBatchMax> nodes;
+    n = std::min(n, nodes.size());
+    for (size_t i = 0; i < n; ++i) {
+      Node* const* slot = index_.Find(fps[i]);
+      nodes[i] = slot != nullptr ? *slot : nullptr;
+      if (nodes[i] != nullptr) {
+        Prefetch(nodes[i]);
+        Prefetch(reinterpret_cast<const char*>(nodes[i]) + 64);
+      }
     }
-  }
-  void PrefetchValue(uint64_t fp) const {
-    if (capacity_ == 0) return;
-    if (Node* const* n = index_.Find(fp)) {
-      const std::string& v = (*n)->value;
+    for (size_t i = 0; i < n; ++i) {
+      if (nodes[i] == nullptr) continue;
+      const std::string& v = nodes[i]->value;
       const size_t len = std::min<size_t>(v.size(), kPrefetchValueBytes);
       for (size_t off = 0; off < len; off += 64) PrefetchOuter(v.data() + off);
     }

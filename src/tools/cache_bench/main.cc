@@ -64,8 +64,7 @@ void HitBatch(benchmark::State& state) {
     const uint64_t* batch = &order[(i += 16) & (order.size() - 1)];
     if (prefetch) {
       for (int j = 0; j < 16; ++j) cache.PrefetchSlot(batch[j]);
-      for (int j = 0; j < 16; ++j) cache.PrefetchEntry(batch[j]);
-      for (int j = 0; j < 16; ++j) cache.PrefetchValue(batch[j]);
+      cache.PrefetchBatch(batch, 16);
     }
     for (int j = 0; j < 16; ++j) {
       const std::string* v = cache.Get(batch[j], batch[j]);
