@@ -18,6 +18,9 @@ inline constexpr int kNumSlots = 16384;
 // reflection, no final xor. Crc16("123456789") == 0x31C3.
 uint16_t Crc16(std::string_view data);
 
+// The same CRC one byte at a time: the reference the unit tests hold Crc16 to.
+uint16_t Crc16Bytewise(std::string_view data);
+
 // The part of `key` that is hashed: the bytes between the first '{' and the
 // first '}' after it, when that span is non-empty; otherwise the whole key.
 // The returned view points into `key`.

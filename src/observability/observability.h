@@ -3,15 +3,14 @@
 // Prometheus endpoint (metrics_http.h). The dispatcher calls CommandRejected / CommandDone; the
 // CONFIG parameters that steer them are wired to the registry here.
 //
-// The request path pays two clock readings, a few relaxed counter updates on its own worker, a
+// The request path pays one or two clock readings (server/dispatcher.cc: a pipelined command
+// starts where the previous one ended), a few relaxed counter updates on its own worker, a
 // binary search for the command's id and one comparison against the smallest slow threshold;
 // only commands above it take a lock (slow log, latency monitor).
 //
 // Thread safety: CommandRejected/CommandDone run on the worker named by `worker`; everything else
 // may be called from any thread (the registry hooks run under the server's CONFIG mutex).
 #pragma once
-
-#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/clock.h"
 #include "commands/command.h"
 #include "observability/command_stats.h"
 #include "observability/latency_monitor.h"
@@ -31,13 +31,6 @@ namespace lavik {
 class ClientState;
 class ConfigRegistry;
 struct Config;
-
-// Nanoseconds from a fixed point (CLOCK_MONOTONIC; a vDSO call).
-inline int64_t MonotonicNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 class Observability {
  public:
@@ -53,12 +46,15 @@ class Observability {
     stats.RecordRejected(worker, stats.IdOf(spec));
   }
   // Worker `worker` (the client's): the reply of a command that started at `start_ns`
-  // (MonotonicNs) is complete. `failed`: it replied with an error.
-  void CommandDone(int worker, const CommandSpec* spec, const ClientState* client,
-                   std::span<const std::string_view> args, int64_t start_ns, bool failed) {
-    const int64_t ns = MonotonicNs() - start_ns;
+  // (MonotonicNs) is complete. `failed`: it replied with an error. Returns the clock reading
+  // taken for it (MonotonicNs), for the caller to start the client's next command at.
+  int64_t CommandDone(int worker, const CommandSpec* spec, const ClientState* client,
+                      std::span<const std::string_view> args, int64_t start_ns, bool failed) {
+    const int64_t now = MonotonicNs();
+    const int64_t ns = now - start_ns;
     stats.RecordCall(worker, stats.IdOf(spec), ns, failed);
     if (ns >= slow_ns_.load(std::memory_order_relaxed)) Slow(spec, client, args, ns);
+    return now;
   }
   // The same, for a command that ran `ns` on another worker and whose client may be gone (our
   // master's stream run apart): its address and name as SLOWLOG shows them.

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import RespError, ServerProcess, free_port
+from conftest import RespError, ServerProcess, encode_command, free_port
 
 CMDSTAT_FIELDS = ["calls", "usec", "usec_per_call", "rejected_calls", "failed_calls"]
 DEFAULTS = {
@@ -183,6 +183,27 @@ def test_slowlog_logs_everything_at_zero(raw, c):
     # GET -1 returns every entry; it is logged itself only after it ran.
     assert len(c.cmd("SLOWLOG", "GET", "-1")) == c.cmd("SLOWLOG", "LEN") - 1
     assert c.cmd("SLOWLOG", "LEN") >= 14
+
+
+def test_pipelined_commands_are_timed_each_from_their_own_start(c):
+    """In a pipeline each command's duration starts where the previous one ended (Lavik reads
+    the clock once per pipelined command): a fast command after a slow one is not slow."""
+    assert c.cmd("CONFIG", "SET", "slowlog-log-slower-than", "10000") == "OK"
+    c.cmd("DEL", "obs:pipe:n")
+    assert c.cmd("SLOWLOG", "RESET") == "OK"
+    busy = "local i = 0 while i < 5000000 do i = i + 1 end return i"
+    c.send(encode_command("SET", "obs:pipe", "v") + encode_command("EVAL", busy, "0") +
+           b"".join(encode_command("GET", "obs:pipe") for _ in range(5)) +
+           encode_command("INCR", "obs:pipe:n"))
+    assert [c.reply() for _ in range(8)] == ["OK", 5000000] + [b"v"] * 5 + [1]
+    entries = c.cmd("SLOWLOG", "GET", "-1")
+    # The script alone took over 10 ms; the GETs and the INCR after it, run at once, did not.
+    assert [e[3][0] for e in entries] == [b"EVAL"], entries
+    assert entries[0][2] >= 10000
+    stats = stat_lines(info(c, "commandstats"), "cmdstat_")
+    assert stats["get"]["calls"] == "5"
+    assert int(stats["get"]["usec"]) < 10000
+    assert int(stats["eval"]["usec"]) >= 10000
 
 
 def test_slowlog_off_at_minus_one(c):
