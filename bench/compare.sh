@@ -16,13 +16,14 @@
 #
 # Device path (BENCH_DEVICE=1): a second lavik with --cache-mb DEVICE_CACHE_MB holds
 # DEVICE_FACTOR times that in 1 KiB values (so nearly every GET reads the data file), measured
-# with GET at DEVICE_CLIENTS connections (pipeline 1: that many device reads in flight) against
-# redis-server (all in DRAM) and against the DRAM-path lavik at the same connections; then fio
-# reads 4 KiB at random from a file as large as lavik's data file, in the same directory, at
-# iodepth DEVICE_CLIENTS (io_uring, O_DIRECT, pinned to SERVER_CPUS like the server). Printed:
-# lavik GET/s as a share of fio's IOPS, device-GET CPU over cached-GET CPU, device reads per GET
-# and bytes per device read (INFO storage). fio is installed with apt-get when missing (as
-# scripts/install-deps.sh does; root needed).
+# with GET at each of DEVICE_CLIENTS connection counts (pipeline 1: at most that many device reads
+# in flight, fewer while replies and next requests travel) against redis-server (all in DRAM) and
+# against the DRAM-path lavik at the same connections; then fio reads 4 KiB at random from lavik's
+# data file at the same iodepth (io_uring, O_DIRECT, pinned to SERVER_CPUS like the server).
+# Printed per count: lavik GET/s as a share of fio's IOPS, device-GET CPU over cached-GET CPU,
+# device reads per GET and bytes per device read (INFO storage), and how busy each core was
+# (CPU per request x requests per second: the server's and the load generator's). fio is
+# installed with apt-get when missing (as scripts/install-deps.sh does; root needed).
 #
 # Pinning: server on SERVER_CPUS (default 1), client on CLIENT_CPUS (default 0). LAVIK_THREADS
 # defaults to 1 so that lavik, like redis-server, executes commands on one core: that is the
@@ -36,7 +37,7 @@
 #   BENCH_REQUESTS [600000]      BENCH_CLIENTS ["50 200 1000"]  BENCH_TESTS ["set get"]
 #   BENCH_PIPELINE [16: "" skips the pipelined points]  BENCH_PIPELINE_CLIENTS ["50"]
 #   BENCH_KEYSPACE [1000000]     BENCH_VALUE_SIZE [1024]   BENCH_SERVERS ["lavik redis"]
-#   BENCH_DEVICE [1]  DEVICE_CACHE_MB [64]  DEVICE_FACTOR [10]  DEVICE_CLIENTS [32]
+#   BENCH_DEVICE [1]  DEVICE_CACHE_MB [64]  DEVICE_FACTOR [10]  DEVICE_CLIENTS ["32 256"]
 #   DEVICE_REQUESTS [300000]  FIO_SECONDS [10]
 #   LAVIK_LEGACY_IO / LAVIK_FIXED_FILES: passed to lavik (older I/O paths; doc/threading.md)
 #   RESULTS_DIR [bench/results]  KEEP_TMP [0: the temporary directory is deleted on exit]
@@ -60,7 +61,7 @@ BENCH_PIPELINE_CLIENTS=${BENCH_PIPELINE_CLIENTS:-50}
 BENCH_DEVICE=${BENCH_DEVICE:-1}
 DEVICE_CACHE_MB=${DEVICE_CACHE_MB:-64}
 DEVICE_FACTOR=${DEVICE_FACTOR:-10}
-DEVICE_CLIENTS=${DEVICE_CLIENTS:-32}
+DEVICE_CLIENTS=${DEVICE_CLIENTS:-32 256}
 DEVICE_REQUESTS=${DEVICE_REQUESTS:-300000}
 FIO_SECONDS=${FIO_SECONDS:-10}
 BENCH_TESTS=${BENCH_TESTS:-set get}
@@ -83,7 +84,8 @@ require_uint BENCH_VALUE_SIZE "$BENCH_VALUE_SIZE"
 if [[ $BENCH_DEVICE == 1 ]]; then
   require_uint DEVICE_CACHE_MB "$DEVICE_CACHE_MB"
   require_uint DEVICE_FACTOR "$DEVICE_FACTOR"
-  require_uint DEVICE_CLIENTS "$DEVICE_CLIENTS"
+  for c in $DEVICE_CLIENTS; do require_uint DEVICE_CLIENTS "$c"; done
+  [[ -n ${DEVICE_CLIENTS// /} ]] || die "DEVICE_CLIENTS is empty"
   require_uint DEVICE_REQUESTS "$DEVICE_REQUESTS"
   require_uint FIO_SECONDS "$FIO_SECONDS"
   if ! command -v fio >/dev/null; then
@@ -260,10 +262,12 @@ sys.exit(rc)' "$out.client-cpu" "$REDIS_BENCHMARK" -h "$HOST" -p "$PORT" -t "$te
   local rps p50 p99 p999
   rps=$(tr '\r' '\n' <"$out" | awk '/throughput summary:/ { v = $3 } END { print v }')
   read -r p50 p99 < <(tr '\r' '\n' <"$out" | awk '
-    /latency summary/ { getline; getline; print $3, $5; exit }')
-  p999=$(tr '\r' '\n' <"$out" | awk '/^Latency by percentile/ { on = 1; next }
-    on && /^[0-9.]+% <=/ { pct = $1; sub(/%/, "", pct); if (pct + 0 >= 99.9) { print $3; exit } }
-    on && /^$/ { exit }')
+    !done && /latency summary/ { getline; getline; print $3, $5; done = 1 }')
+  # (awk reads to the end rather than exit: an early exit would end tr with SIGPIPE, which
+  # pipefail turns into the script's death.)
+  p999=$(tr '\r' '\n' <"$out" | awk 'done { next } /^Latency by percentile/ { on = 1; next }
+    on && /^[0-9.]+% <=/ { pct = $1; sub(/%/, "", pct); if (pct + 0 >= 99.9) { print $3; done = 1 } }
+    on && /^$/ { done = 1 }')
   [[ -n $rps && -n $p50 && -n $p99 && -n $p999 ]] || die "cannot read the summary of $out"
   awk -v r="$rps" 'BEGIN { exit !(r > 0) }' || die "zero rps for $name"
   local key="$label|$test|$clients|$pipe"
@@ -354,11 +358,14 @@ have_server() { [[ " $BENCH_SERVERS " == *" $1 "* ]]; }
 # storage_field NAME: INFO storage field NAME of the current server.
 storage_field() { info_get "$(cli INFO storage)" "$1"; }
 if [[ $BENCH_DEVICE == 1 ]] && have_server lavik && have_server redis; then
+  read -r -a DEV_CONNS <<<"$DEVICE_CLIENTS"
   # The DRAM path at the same connections, for "device GET CPU / cached GET CPU".
-  if [[ -z ${RPS[lavik|get|$DEVICE_CLIENTS|1]:-} ]]; then
-    use_server lavik
-    run_point get "$DEVICE_CLIENTS" 1
-  fi
+  for c in "${DEV_CONNS[@]}"; do
+    if [[ -z ${RPS[lavik|get|$c|1]:-} ]]; then
+      use_server lavik
+      run_point get "$c" 1
+    fi
+  done
   # A freed DRAM lavik leaves the page cache and memory to the device-path one.
   stop_server lavik
   if ((DEVICE_KEYS > BENCH_KEYSPACE)); then
@@ -370,29 +377,35 @@ if [[ $BENCH_DEVICE == 1 ]] && have_server lavik && have_server redis; then
   check_server fill
   DEV_DATA_FILE=$TMP/dev/data/lavik.data
   # Warm-up (not reported): the value cache reaches its steady state.
-  run_point get "$DEVICE_CLIENTS" 1 "$DEVICE_KEYS" $((DEVICE_REQUESTS / 4)) warmup
-  reads0=$(storage_field device_reads)
-  bytes0=$(storage_field device_bytes_read)
-  run_point get "$DEVICE_CLIENTS" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" lavik-dev
-  DEV_READS=$(($(storage_field device_reads) - reads0))
-  DEV_BYTES=$(($(storage_field device_bytes_read) - bytes0))
-  use_server redis
-  run_point get "$DEVICE_CLIENTS" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" redis-dev
+  run_point get "${DEV_CONNS[0]}" 1 "$DEVICE_KEYS" $((DEVICE_REQUESTS / 4)) warmup
+  declare -A DEV_READS DEV_BYTES FIO_IOPS FIO_CPU_US
+  for c in "${DEV_CONNS[@]}"; do
+    use_server lavik-dev
+    reads0=$(storage_field device_reads)
+    bytes0=$(storage_field device_bytes_read)
+    run_point get "$c" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" lavik-dev
+    DEV_READS[$c]=$(($(storage_field device_reads) - reads0))
+    DEV_BYTES[$c]=$(($(storage_field device_bytes_read) - bytes0))
+    use_server redis
+    run_point get "$c" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" redis-dev
+  done
   DEV_FILE_BYTES=$(stat -c %s "$DEV_DATA_FILE")
   stop_server lavik-dev
   # fio on lavik's own data file (read-only), as the server runs: same CPUs, same file system.
-  log "fio: 4 KiB random reads, iodepth $DEVICE_CLIENTS, ${FIO_SECONDS} s on $DEV_DATA_FILE"
-  taskset -c "$SERVER_CPUS" fio --name=randread --filename="$DEV_DATA_FILE" --readonly \
-    --size="$DEV_FILE_BYTES" --rw=randread --bs=4k --direct=1 --ioengine=io_uring \
-    --iodepth="$DEVICE_CLIENTS" --numjobs=1 --time_based --runtime="$FIO_SECONDS" \
-    --output-format=json >"$RAW_DIR/fio.json" 2>"$RAW_DIR/fio.err" ||
-    die "fio failed; see $RAW_DIR/fio.err"
-  read -r FIO_IOPS FIO_CPU_US <<<"$("$PYTHON" -c 'import json, sys
+  for c in "${DEV_CONNS[@]}"; do
+    log "fio: 4 KiB random reads, iodepth $c, ${FIO_SECONDS} s on $DEV_DATA_FILE"
+    taskset -c "$SERVER_CPUS" fio --name=randread --filename="$DEV_DATA_FILE" --readonly \
+      --size="$DEV_FILE_BYTES" --rw=randread --bs=4k --direct=1 --ioengine=io_uring \
+      --iodepth="$c" --numjobs=1 --time_based --runtime="$FIO_SECONDS" \
+      --output-format=json >"$RAW_DIR/fio-$c.json" 2>"$RAW_DIR/fio-$c.err" ||
+      die "fio failed; see $RAW_DIR/fio-$c.err"
+    read -r FIO_IOPS[$c] FIO_CPU_US[$c] <<<"$("$PYTHON" -c 'import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 iops = j["read"]["iops"]
 # usr_cpu/sys_cpu: percent of one CPU over the run.
 print("%.0f %.2f" % (iops, (j["usr_cpu"] + j["sys_cpu"]) / 100 * 1e6 / iops if iops else 0))' \
-    "$RAW_DIR/fio.json")"
+      "$RAW_DIR/fio-$c.json")"
+  done
   DEVICE_DONE=1
 fi
 for server in "${SERVERS[@]}"; do
@@ -419,22 +432,27 @@ for p in "${POINTS[@]}"; do
   r="redis|$test|$clients|$pipe"
   ROWS+=("${test^^}|$clients|$pipe|${RPS[$l]:--}|${RPS[$r]:--}|$(ratio "${RPS[$l]:-}" "${RPS[$r]:-}")|${P50[$l]:--}|${P99[$l]:--}|${P999[$l]:--}|${P50[$r]:--}|${P99[$r]:--}|${P999[$r]:--}|${CPU_US[$l]:--}|${CPU_US[$r]:--}|$(ratio "${CPU_US[$l]:-}" "${CPU_US[$r]:-}")|${CLIENT_US[$l]:--}/${CLIENT_US[$r]:--}")
 done
+# busy CPU_US RPS: the share of one core a process used (CPU us per request x requests per second).
+busy() { awk -v u="${1:-}" -v r="${2:-}" 'BEGIN { if (u == "" || r == "") print "-"; else printf "%.2f", u * r / 1e6 }'; }
 DEVICE_ROWS=()
 if ((DEVICE_DONE)); then
-  l="lavik-dev|get|$DEVICE_CLIENTS|1"
-  r="redis-dev|get|$DEVICE_CLIENTS|1"
-  c="lavik|get|$DEVICE_CLIENTS|1"
-  DEVICE_ROWS=(
-    "data set|$DEVICE_KEYS keys x $BENCH_VALUE_SIZE B ($DEVICE_FACTOR x lavik --cache-mb $DEVICE_CACHE_MB); data file $(human_bytes "$DEV_FILE_BYTES")"
-    "GET, $DEVICE_CLIENTS connections: lavik / redis ops/s|${RPS[$l]} / ${RPS[$r]} = $(ratio "${RPS[$l]}" "${RPS[$r]}")"
-    "server CPU us/GET: lavik / redis|${CPU_US[$l]} / ${CPU_US[$r]} = $(ratio "${CPU_US[$l]}" "${CPU_US[$r]}")"
-    "client CPU us/GET: lavik run / redis run|${CLIENT_US[$l]} / ${CLIENT_US[$r]}"
-    "p50 / p99 / p99.9 ms: lavik; redis|${P50[$l]} / ${P99[$l]} / ${P999[$l]}; ${P50[$r]} / ${P99[$r]} / ${P999[$r]}"
-    "lavik device GET CPU / cached GET CPU|${CPU_US[$l]} / ${CPU_US[$c]:--} = $(ratio "${CPU_US[$l]}" "${CPU_US[$c]:-}")"
-    "device reads per GET; bytes per read|$(calc "int($DEV_READS * 1000 / $DEVICE_REQUESTS) / 1000"); $(calc "$DEV_READS ? int($DEV_BYTES / $DEV_READS) : 0")"
-    "fio 4 KiB randread iodepth $DEVICE_CLIENTS: IOPS; CPU us/IO|$FIO_IOPS; $FIO_CPU_US"
-    "lavik GET/s / fio IOPS|$(ratio "${RPS[$l]}" "$FIO_IOPS")"
-  )
+  DEVICE_ROWS=("data set|$DEVICE_KEYS keys x $BENCH_VALUE_SIZE B ($DEVICE_FACTOR x lavik --cache-mb $DEVICE_CACHE_MB); data file $(human_bytes "$DEV_FILE_BYTES")")
+  for n in "${DEV_CONNS[@]}"; do
+    l="lavik-dev|get|$n|1"
+    r="redis-dev|get|$n|1"
+    c="lavik|get|$n|1"
+    DEVICE_ROWS+=(
+      "GET, $n connections: lavik / redis ops/s|${RPS[$l]} / ${RPS[$r]} = $(ratio "${RPS[$l]}" "${RPS[$r]}")"
+      "server CPU us/GET: lavik / redis|${CPU_US[$l]} / ${CPU_US[$r]} = $(ratio "${CPU_US[$l]}" "${CPU_US[$r]}")"
+      "client CPU us/GET: lavik run / redis run|${CLIENT_US[$l]} / ${CLIENT_US[$r]}"
+      "cores busy in lavik's run: server / client|$(busy "${CPU_US[$l]}" "${RPS[$l]}") / $(busy "${CLIENT_US[$l]}" "${RPS[$l]}")"
+      "p50 / p99 / p99.9 ms: lavik; redis|${P50[$l]} / ${P99[$l]} / ${P999[$l]}; ${P50[$r]} / ${P99[$r]} / ${P999[$r]}"
+      "lavik device GET CPU / cached GET CPU|${CPU_US[$l]} / ${CPU_US[$c]:--} = $(ratio "${CPU_US[$l]}" "${CPU_US[$c]:-}")"
+      "device reads per GET; bytes per read|$(calc "int(${DEV_READS[$n]} * 1000 / $DEVICE_REQUESTS) / 1000"); $(calc "${DEV_READS[$n]} ? int(${DEV_BYTES[$n]} / ${DEV_READS[$n]}) : 0")"
+      "fio 4 KiB randread iodepth $n: IOPS; CPU us/IO|${FIO_IOPS[$n]}; ${FIO_CPU_US[$n]}"
+      "lavik GET/s / fio IOPS at iodepth $n|$(ratio "${RPS[$l]}" "${FIO_IOPS[$n]}")"
+    )
+  done
 fi
 
 # The I/O switches lavik reads from the environment (doc/threading.md): a run with one of them set

@@ -104,7 +104,7 @@ cpu_ticks() {
 # info_get "<INFO text>" FIELD: the value of FIELD, or fails.
 info_get() {
   local v
-  v=$(printf '%s\n' "$1" | tr -d '\r' | awk -F: -v k="$2" '$1 == k { print $2; exit }')
+  v=$(printf '%s\n' "$1" | tr -d '\r' | awk -F: -v k="$2" '!done && $1 == k { print $2; done = 1 }')
   [[ -n $v ]] || die "INFO has no field '$2'"
   echo "$v"
 }
