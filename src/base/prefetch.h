@@ -21,4 +21,15 @@ inline void PrefetchOuter(const void* p) {
   asm volatile("" : : "r"(p));
 }
 
+// Claims the line holding p for a write that is coming (x86 PREFETCHW: the line arrives owned,
+// so the stores to it do not wait for the ownership request; a no-op on CPUs without it).
+inline void PrefetchForWrite(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1, 3);
+  asm volatile("" : : "r"(p));
+#endif
+}
+
 }  // namespace lavik

