@@ -23,6 +23,11 @@ inline int64_t ReadUs(clockid_t id) {
   clock_gettime(id, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
+inline int64_t ReadNs(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 }  // namespace clock_internal
 
 // Microseconds since the Unix epoch (wall clock).
@@ -39,11 +44,7 @@ inline int64_t NowMs() {
 inline int64_t MonotonicUs() { return clock_internal::ReadUs(CLOCK_MONOTONIC); }
 
 // Nanoseconds from the same point as MonotonicUs.
-inline int64_t MonotonicNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+inline int64_t MonotonicNs() { return clock_internal::ReadNs(CLOCK_MONOTONIC); }
 
 namespace clock_internal {
 // The wall clock minus the monotonic one (ns), as read on this thread at monotonic `taken_ns`.

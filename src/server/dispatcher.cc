@@ -88,8 +88,12 @@ struct LastDone {
 };
 thread_local LastDone last_done;
 
-void RememberDone(const ClientState* cl, int64_t ns) {
-  last_done = {cl, Worker::Current()->loop().turns(), ns};
+// The reply of `cl`'s command `spec` is complete: counted and timed on `home`, the client's
+// worker, and its end reading kept for the client's next command.
+void CommandFinished(Observability& obs, Worker& home, const ClientState* cl,
+                     const CommandSpec* spec, bool failed) {
+  const int64_t end = obs.CommandDone(home.id(), spec, cl, cl->cmd_args, cl->cmd_start_ns, failed);
+  last_done = {cl, home.loop().turns(), end};
 }
 
 int64_t CommandStartNs(const ClientState* cl, Worker& worker) {
@@ -333,9 +337,7 @@ void RemoteCommand::ReturnHome(MailboxItem* item) {
     server->obs_->CommandRejected(m->home->id(), m->ctx.spec);
   } else {
     // SLOWLOG shows the client's arguments (cmd_args), not the keys' stored form.
-    RememberDone(cl,
-                 server->obs_->CommandDone(m->home->id(), m->ctx.spec, cl, cl->cmd_args,
-                                           cl->cmd_start_ns, m->writer.errors() != cl->cmd_errors));
+    CommandFinished(*server->obs_, *m->home, cl, m->ctx.spec, m->writer.errors() != cl->cmd_errors);
   }
   ReleaseCommand(m);
   server->FinishCommand(cl);
@@ -607,8 +609,7 @@ RequestHandler::Result Server::RunAtHome(ClientState* cl, const CommandSpec* spe
   if (done) {
     if (ctx.repl != nullptr) [[unlikely]]
       FinishPropagation(cl);
-    RememberDone(cl, obs_->CommandDone(cl->conn->worker()->id(), spec, cl, cl->cmd_args,
-                                       cl->cmd_start_ns, cl->writer.errors() != cl->cmd_errors));
+    CommandFinished(*obs_, *cl->conn->worker(), cl, spec, cl->writer.errors() != cl->cmd_errors);
     return cl->close_after_reply ? Result::kClose : Result::kDone;
   }
   if (single_shard_write) {
@@ -630,9 +631,8 @@ void Server::OnHomeDone(void* arg) {
   if (cl->ctx.repl != nullptr) [[unlikely]]
     cl->ctx.server->FinishPropagation(cl);
   if (!cl->closed) cl->conn->output();  // the reply was written after the turn's flush
-  RememberDone(cl, cl->ctx.server->obs_->CommandDone(cl->conn->worker()->id(), cl->ctx.spec, cl,
-                                                     cl->cmd_args, cl->cmd_start_ns,
-                                                     cl->writer.errors() != cl->cmd_errors));
+  CommandFinished(*cl->ctx.server->obs_, *cl->conn->worker(), cl, cl->ctx.spec,
+                  cl->writer.errors() != cl->cmd_errors);
   cl->ctx.server->FinishCommand(cl);
 }
 
