@@ -15,6 +15,7 @@
 #include <ctime>
 #include <vector>
 
+#include "base/clock.h"
 #include "net/tls.h"
 #include "runtime/worker.h"
 
@@ -27,6 +28,17 @@ thread_local size_t live_connections = 0;
 std::atomic<size_t> query_buffer_limit{size_t{1} << 30};
 
 constexpr size_t kShrinkAbove = 1 << 20;
+
+constexpr int kMaxCountedWorkers = 256;  // --threads is at most 256
+struct alignas(64) PaddedIoCounts {
+  Connection::IoCounts counts;
+};
+PaddedIoCounts io_counts_by_worker[kMaxCountedWorkers];
+
+// One writer per counter (its worker): a plain increment, no locked instruction.
+void Bump(std::atomic<uint64_t>& v) {
+  v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 int64_t WallMs() {
   timespec ts;
@@ -107,6 +119,31 @@ Connection::~Connection() {
 
 size_t Connection::LiveOnThisThread() { return live_connections; }
 
+const Connection::IoCounts& Connection::io_counts(int worker_id) {
+  return io_counts_by_worker[worker_id].counts;
+}
+
+void Connection::ResetIoCounts() {
+  Worker* w = Worker::Current();
+  if (w == nullptr || w->id() >= kMaxCountedWorkers) return;
+  IoCounts& c = io_counts_by_worker[w->id()].counts;
+  c.reads.store(0, std::memory_order_relaxed);
+  c.writes.store(0, std::memory_order_relaxed);
+}
+
+void Connection::CountRead() {
+  if (worker_->id() < kMaxCountedWorkers) Bump(io_counts_by_worker[worker_->id()].counts.reads);
+}
+
+void Connection::StartSend() {
+  io_uring_sqe* sqe = worker_->loop().Prepare(&send_op_);
+  io_uring_prep_send(sqe, ring_fd(), sending_.data() + sent_, sending_.size() - sent_,
+                     MSG_NOSIGNAL);
+  PrepFlags(sqe);
+  send_inflight_ = true;
+  if (worker_->id() < kMaxCountedWorkers) Bump(io_counts_by_worker[worker_->id()].counts.writes);
+}
+
 void Connection::SetQueryBufferLimit(size_t bytes) {
   query_buffer_limit.store(bytes, std::memory_order_relaxed);
 }
@@ -127,7 +164,29 @@ void Connection::FlushDirty() {
   // Flush may close a connection and mark others dirty; work on a snapshot.
   static thread_local std::vector<Connection*> batch;
   batch.swap(dirty_connections);
+  int64_t now = 0;
   for (Connection* c : batch) {
+    // A pipeline stopped at a request that waits (another worker's key, the device): the replies
+    // before it wait a little for the ones after it, so the batch leaves in one send as Redis
+    // writes a read batch's replies together — not one send per stretch between two hops.
+    // Held while the pipeline advances (a pending request finished within kHoldGapNs), for
+    // kHoldMaxNs at most, and while the output is under kHoldBytes.
+    if (c->pending_ && !c->closing_ && !c->closed_ && !c->out_.empty() &&
+        c->out_.size() < kHoldBytes) {
+      if (now == 0) now = MonotonicNs();
+      if (c->hold_start_ns_ == 0) c->hold_start_ns_ = c->hold_mark_ns_ = now;
+      if (c->resumed_) c->hold_mark_ns_ = now;
+      c->resumed_ = false;
+      const int64_t left =
+          std::min(c->hold_mark_ns_ + kHoldGapNs, c->hold_start_ns_ + kHoldMaxNs) - now;
+      if (left > 0) {
+        dirty_connections.push_back(c);  // still dirty: looked at again next turn
+        c->worker_->WakeWithin((left + 999) / 1000);
+        continue;
+      }
+    }
+    c->hold_start_ns_ = 0;
+    c->resumed_ = false;
     c->dirty_ = false;
     c->Flush();
   }
@@ -251,6 +310,7 @@ void Connection::OnRecv(IoOp* op, int res, uint32_t flags) {
     if (!more) c->ArmRecv();
     return;
   }
+  c->CountRead();
   if (res <= 0) {
     // EOF or error: answer what was already read (as Redis does), then close. While a request is
     // pending, Resume() first runs the requests received meanwhile.
@@ -374,6 +434,7 @@ void Connection::PrefetchAhead() {
 
 void Connection::Resume() {
   pending_ = false;
+  resumed_ = true;
   in_start_ += parser_.consumed();
   parser_.Reset();
   if (closed_) {
@@ -441,10 +502,7 @@ void Connection::Flush() {
   sending_.swap(out_);
   out_.clear();
   sent_ = 0;
-  io_uring_sqe* sqe = worker_->loop().Prepare(&send_op_);
-  io_uring_prep_send(sqe, ring_fd(), sending_.data(), sending_.size(), MSG_NOSIGNAL);
-  PrepFlags(sqe);
-  send_inflight_ = true;
+  StartSend();
 }
 
 void Connection::OnSend(IoOp* op, int res, uint32_t) {
@@ -460,11 +518,7 @@ void Connection::OnSend(IoOp* op, int res, uint32_t) {
   }
   if (res > 0) c->sent_ += static_cast<size_t>(res);
   if (c->sent_ < c->sending_.size()) {
-    io_uring_sqe* sqe = c->worker_->loop().Prepare(&c->send_op_);
-    io_uring_prep_send(sqe, c->ring_fd(), c->sending_.data() + c->sent_,
-                       c->sending_.size() - c->sent_, MSG_NOSIGNAL);
-    c->PrepFlags(sqe);
-    c->send_inflight_ = true;
+    c->StartSend();
     return;
   }
   c->sending_.clear();

@@ -8,7 +8,9 @@
 // client's commands take effect in the order it sent them.
 //
 // I/O: one recv and at most one send in flight per connection, through the worker's io_uring;
-// replies produced during a loop turn leave in one send at the end of the turn. A plain TCP
+// replies produced during a loop turn leave in one send at the end of the turn — or, when the
+// connection stopped at a request that is still pending, with the replies after it while the
+// pipeline keeps advancing (up to 1 ms; FlushDirty). A plain TCP
 // connection keeps one multishot recv armed for its whole life (the kernel fills buffers of the
 // worker's provided-buffer ring as data arrives; each completion's bytes are copied into the
 // input buffer and the buffer handed back at once), so a request costs no recv submission and no
@@ -24,6 +26,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -141,6 +144,16 @@ class Connection {
   // to the handlers first (RequestHandler::Prefetch), so the memory those commands touch loads
   // in parallel rather than one cache miss after another (doc/threading.md).
   static void ProcessReady();
+  // Redis's total_reads_processed / total_writes_processed, per worker id (< 256): receive
+  // completions that brought bytes, an end of file or an error, and sends started. Written by
+  // that worker only, read by any thread.
+  struct IoCounts {
+    std::atomic<uint64_t> reads{0};
+    std::atomic<uint64_t> writes{0};
+  };
+  static const IoCounts& io_counts(int worker_id);
+  // The calling worker's IoCounts to zero (CONFIG RESETSTAT).
+  static void ResetIoCounts();
   // Connection objects alive on the calling thread, closed ones still waiting for their last
   // completions included (shutdown waits for zero).
   static size_t LiveOnThisThread();
@@ -163,6 +176,9 @@ class Connection {
   // request is pending). False on allocation failure.
   bool Reserve(size_t want);
   void Flush();
+  // Submits a send of sending_[sent_..] and counts it.
+  void StartSend();
+  void CountRead();
   void MarkDirty();
   void MaybeFinish();
   void ProtocolError(const std::string& text);
@@ -208,6 +224,16 @@ class Connection {
   size_t in_len_ = 0;    // bytes received
 
   std::string stash_;  // bytes received while a request was pending (multishot recv)
+
+  // Output of a pipeline that stopped at a pending request is held back (FlushDirty) while the
+  // pipeline advances — until kHoldGapNs pass without a pending request finishing, kHoldMaxNs
+  // after it was first held, or it reaches kHoldBytes.
+  static constexpr int64_t kHoldGapNs = 100'000;
+  static constexpr int64_t kHoldMaxNs = 1'000'000;
+  static constexpr size_t kHoldBytes = 64 * 1024;
+  int64_t hold_start_ns_ = 0;  // MonotonicNs when the current output was first held, 0: not held
+  int64_t hold_mark_ns_ = 0;   // ...or when a pending request last finished while it was held
+  bool resumed_ = false;       // a pending request finished since FlushDirty last looked
 
   std::string out_;
   std::string sending_;

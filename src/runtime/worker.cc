@@ -120,6 +120,10 @@ void Worker::Run(std::function<bool(std::string*)> init, std::function<bool()> d
     if (!deferred_.empty()) busy_ = true;
     for (auto& hook : turn_hooks_) hook();
     int64_t timeout = RunTimers();
+    if (wake_within_us_ >= 0 && (timeout < 0 || wake_within_us_ < timeout)) {
+      timeout = wake_within_us_;
+    }
+    wake_within_us_ = -1;
     if (stop_requested() && done()) {
       loop_.Submit();  // wake-ups prepared for other workers (WakeThrough) still leave
       break;

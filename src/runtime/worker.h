@@ -35,6 +35,11 @@ class Worker {
 
   // Own thread: the next loop turn must not sleep (more work is ready in user-space queues).
   void MarkBusy() { busy_ = true; }
+  // Own thread, from a turn hook: this turn's wait ends within `us` microseconds even if nothing
+  // completes (work held back for a moment must not wait for the next timer or request).
+  void WakeWithin(int64_t us) {
+    if (wake_within_us_ < 0 || us < wake_within_us_) wake_within_us_ = us;
+  }
   // Own thread: runs item->run(item) on the next loop turn, after I/O completions were reaped
   // (how background work yields to foreground requests).
   void Defer(MailboxItem* item) {
@@ -75,6 +80,7 @@ class Worker {
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> stop_{false};
   bool busy_ = false;
+  int64_t wake_within_us_ = -1;  // WakeWithin of this turn, -1: none
   std::vector<Timer> timers_;
   std::vector<std::function<void()>> turn_hooks_;
   std::vector<MailboxItem*> deferred_;

@@ -13,6 +13,7 @@
 #include "base/db_key.h"
 #include "blocking/list_blocking.h"
 #include "cluster/cluster.h"
+#include "net/connection.h"
 #include "replication/master.h"
 #include "replication/replica.h"
 #include "runtime/shard_hop.h"
@@ -153,8 +154,10 @@ Task Info(Context& ctx) {
     total.stats.expired_keys += f.stats.expired_keys;
     total.stats.dirty += f.stats.dirty;
   }
-  uint64_t commands = 0, connections = 0, rejected = 0;
+  uint64_t commands = 0, connections = 0, rejected = 0, reads = 0, writes = 0;
   for (int w = 0; w < n; ++w) {
+    reads += Connection::io_counts(w).reads.load(std::memory_order_relaxed);
+    writes += Connection::io_counts(w).writes.load(std::memory_order_relaxed);
     commands += server->stats(w).commands.Get();
     connections += server->stats(w).connections_received.Get();
     rejected += server->stats(w).rejected_connections.Get();
@@ -291,6 +294,10 @@ Task Info(Context& ctx) {
     Field(&out, "tracking_total_items", server->tracking().total_items());
     Field(&out, "tracking_total_prefixes", server->tracking().total_prefixes());
     Field(&out, "total_error_replies", server->observability().stats.total_error_replies());
+    Field(&out, "total_reads_processed", reads);
+    Field(&out, "total_writes_processed", writes);
+    Field(&out, "io_threaded_reads_processed", 0);  // no I/O threads: workers do their own I/O
+    Field(&out, "io_threaded_writes_processed", 0);
     out += "\r\n";
   }
   if (Wanted(sections, "storage", true)) {

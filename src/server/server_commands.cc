@@ -11,6 +11,7 @@
 #include "client/client_state.h"
 #include "commands/command_keys.h"
 #include "commands/command_table.h"
+#include "net/connection.h"
 #include "protocol/errors.h"
 #include "replication/master.h"
 #include "runtime/shard_hop.h"
@@ -72,6 +73,7 @@ Task ConfigResetStat(Context& ctx) {
       s.connections_received.Reset();
       s.rejected_connections.Reset();
       s.expired_keys_active.Reset();
+      Connection::ResetIoCounts();  // this hop runs on worker w
       // Redis keeps the dirty counter (rdb_changes_since_last_save) across RESETSTAT.
       StoreStats& st = server->shards().at(w).store.stats();
       const uint64_t dirty = st.dirty;

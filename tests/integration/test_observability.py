@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import RespError, ServerProcess, encode_command, free_port
+from conftest import RespError, ServerProcess, encode_command, free_port, spread_keys
 
 CMDSTAT_FIELDS = ["calls", "usec", "usec_per_call", "rejected_calls", "failed_calls"]
 DEFAULTS = {
@@ -103,6 +103,44 @@ def test_resetstat_clears_command_and_error_stats(c):
     assert "errorstat_" not in text
     assert "latency_percentiles_usec_get:" not in text
     assert "total_error_replies:0" in info(c, "stats")
+
+
+def io_counts(conn):
+    fields = dict(line.split(":", 1) for line in info(conn, "stats").splitlines() if ":" in line)
+    return int(fields["total_reads_processed"]), int(fields["total_writes_processed"])
+
+
+def test_reads_and_writes_processed_count_socket_reads_and_writes(c, raw):
+    """total_reads_processed / total_writes_processed: the reads that brought requests and the
+    writes that carried replies, zeroed by CONFIG RESETSTAT."""
+    assert c.cmd("CONFIG", "RESETSTAT") == "OK"
+    # RESETSTAT's own read was counted before it ran, its reply's write after; then INFO's read.
+    assert io_counts(c) == (1, 1)
+    other = raw()
+    reads, writes = io_counts(c)
+    assert other.cmd("PING") == "PONG"
+    assert other.cmd("PING") == "PONG"
+    # Two reads and two writes of `other`, and the first INFO's write.
+    assert io_counts(c) == (reads + 3, writes + 3)
+
+
+def test_a_pipelines_replies_leave_together_across_workers(c, raw):
+    """Replies to the requests of one read leave in one write, as Redis writes them together —
+    with Lavik also when the pipeline alternates between keys of two workers, where each request
+    for the other worker's key waits for a hop there and back (the replies before it wait for
+    it rather than leaving one write per stretch)."""
+    a, b = spread_keys(2, "obs:together")
+    c.cmd("DEL", a, b)
+    assert c.cmd("SET", a, "va") == "OK"
+    assert c.cmd("SET", b, "vb") == "OK"
+    p = raw()
+    assert p.cmd("PING") == "PONG"
+    _, writes = io_counts(c)
+    p.send(b"".join(encode_command("GET", k) for k in [a, b] * 16))
+    assert [p.reply() for _ in range(32)] == [b"va", b"vb"] * 16
+    # One write is the first INFO's reply; the 32 replies took one more (a write per hop would
+    # be 16 or more: bounded loosely, a held reply may leave early on a loaded machine).
+    assert io_counts(c)[1] - writes <= 4
 
 
 def test_errorstats_by_error_code(c):

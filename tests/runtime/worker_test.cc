@@ -124,6 +124,20 @@ TEST_F(WorkerTest, TurnHooksRun) {
   StopAll();
 }
 
+TEST_F(WorkerTest, WakeWithinEndsAWaitThatNothingElseWouldEnd) {
+  // No timers and no traffic: without WakeWithin the first turn's wait would last forever.
+  std::atomic<int> turns{0};
+  w(0).AddTurnHook([&]() {
+    if (turns.fetch_add(1) < 3) w(0).WakeWithin(1000);
+  });
+  StartAll();
+  EXPECT_TRUE(WaitFor([&]() { return turns.load() >= 4; }));
+  // Asked three times: after the fourth turn the worker sleeps until something happens.
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(turns.load(), 4);
+  StopAll();
+}
+
 // State of a hopping coroutine; written only by the coroutine and the hop bodies, which the
 // mailbox hand-offs order, and read by the test after `finished`.
 struct HopState {
