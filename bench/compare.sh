@@ -25,6 +25,11 @@
 # (CPU per request x requests per second: the server's and the load generator's). fio is
 # installed with apt-get when missing (as scripts/install-deps.sh does; root needed).
 #
+# Two workers (BENCH_TWO_WORKERS=1, with LAVIK_THREADS 1): a third lavik with --threads 2 on
+# SERVER_CPUS and CLIENT_CPUS together, GET and SET at TWO_WORKER_CLIENTS connections, pipeline 1
+# and BENCH_PIPELINE; printed as ratios to the one-worker lavik's same points (ops/s, server CPU
+# per request).
+#
 # Pinning: server on SERVER_CPUS (default 1), client on CLIENT_CPUS (default 0). LAVIK_THREADS
 # defaults to 1 so that lavik, like redis-server, executes commands on one core: that is the
 # apples-to-apples comparison. With more lavik threads than server CPUs, --no-pin-workers is
@@ -39,6 +44,7 @@
 #   BENCH_KEYSPACE [1000000]     BENCH_VALUE_SIZE [1024]   BENCH_SERVERS ["lavik redis"]
 #   BENCH_DEVICE [1]  DEVICE_CACHE_MB [64]  DEVICE_FACTOR [10]  DEVICE_CLIENTS ["32 256"]
 #   DEVICE_REQUESTS [300000]  FIO_SECONDS [10]
+#   BENCH_TWO_WORKERS [1]  TWO_WORKER_CLIENTS [50]
 #   LAVIK_LEGACY_IO / LAVIK_FIXED_FILES: passed to lavik (older I/O paths; doc/threading.md)
 #   RESULTS_DIR [bench/results]  KEEP_TMP [0: the temporary directory is deleted on exit]
 #
@@ -58,6 +64,8 @@ BENCH_REQUESTS=${BENCH_REQUESTS:-600000}
 BENCH_CLIENTS=${BENCH_CLIENTS:-50 200 1000}
 BENCH_PIPELINE=${BENCH_PIPELINE-16}
 BENCH_PIPELINE_CLIENTS=${BENCH_PIPELINE_CLIENTS:-50}
+BENCH_TWO_WORKERS=${BENCH_TWO_WORKERS:-1}
+TWO_WORKER_CLIENTS=${TWO_WORKER_CLIENTS:-50}
 BENCH_DEVICE=${BENCH_DEVICE:-1}
 DEVICE_CACHE_MB=${DEVICE_CACHE_MB:-64}
 DEVICE_FACTOR=${DEVICE_FACTOR:-10}
@@ -81,6 +89,7 @@ require_uint BENCH_REQUESTS "$BENCH_REQUESTS"
 require_uint BENCH_KEYSPACE "$BENCH_KEYSPACE"
 require_uint BENCH_VALUE_SIZE "$BENCH_VALUE_SIZE"
 [[ -z $BENCH_PIPELINE ]] || require_uint BENCH_PIPELINE "$BENCH_PIPELINE"
+require_uint TWO_WORKER_CLIENTS "$TWO_WORKER_CLIENTS"
 if [[ $BENCH_DEVICE == 1 ]]; then
   require_uint DEVICE_CACHE_MB "$DEVICE_CACHE_MB"
   require_uint DEVICE_FACTOR "$DEVICE_FACTOR"
@@ -162,6 +171,7 @@ start_server() {
   case $SERVER_NAME in
     lavik) lavik_command "$LAVIK_BIN" "$TMP" "$LAVIK_THREADS" ;;
     lavik-dev) lavik_command "$LAVIK_BIN" "$TMP/dev" "$LAVIK_THREADS" --cache-mb "$DEVICE_CACHE_MB" ;;
+    lavik-two) lavik_command "$LAVIK_BIN" "$TMP/two" 2 ;;
     redis) redis_command "$REDIS_SERVER" "$TMP/redis" ;;
     *) die "unknown server '$SERVER_NAME' in BENCH_SERVERS" ;;
   esac
@@ -412,6 +422,31 @@ for server in "${SERVERS[@]}"; do
   stop_server "$server"
 done
 
+# --- Two workers -----------------------------------------------------------------------------
+
+# lavik --threads 2 on the server's and the client's CPUs together (a worker then shares the
+# client's core), at TWO_WORKER_CLIENTS connections, pipeline 1 and BENCH_PIPELINE, against the
+# one-worker points above: what a second worker costs per request (issue #17).
+TWO_DONE=0
+TWO_CPUS=""
+if [[ $BENCH_TWO_WORKERS == 1 ]] && have_server lavik && ((LAVIK_THREADS == 1)); then
+  TWO_CPUS="$SERVER_CPUS,$CLIENT_CPUS"
+  saved_cpus=$SERVER_CPUS
+  SERVER_CPUS=$TWO_CPUS
+  SERVER_NCPUS=$(count_cpus "$SERVER_CPUS")
+  start_server lavik-two
+  SERVER_CPUS=$saved_cpus
+  SERVER_NCPUS=$(count_cpus "$SERVER_CPUS")
+  fill
+  check_server fill
+  for test in $BENCH_TESTS; do
+    run_point "$test" "$TWO_WORKER_CLIENTS" 1
+    [[ -z $BENCH_PIPELINE ]] || run_point "$test" "$TWO_WORKER_CLIENTS" "$BENCH_PIPELINE"
+  done
+  stop_server lavik-two
+  TWO_DONE=1
+fi
+
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- Report ----------------------------------------------------------------------------------
@@ -455,6 +490,20 @@ if ((DEVICE_DONE)); then
   done
 fi
 
+TWO_ROWS=()
+if ((TWO_DONE)); then
+  for test in $BENCH_TESTS; do
+    for pipe in 1 $BENCH_PIPELINE; do
+      t="lavik-two|$test|$TWO_WORKER_CLIENTS|$pipe"
+      o="lavik|$test|$TWO_WORKER_CLIENTS|$pipe"
+      TWO_ROWS+=(
+        "${test^^}, $TWO_WORKER_CLIENTS connections, P $pipe: ops/s two / one worker|${RPS[$t]} / ${RPS[$o]:--} = $(ratio "${RPS[$t]}" "${RPS[$o]:-}")"
+        "${test^^}, $TWO_WORKER_CLIENTS connections, P $pipe: server CPU us/req two / one worker|${CPU_US[$t]} / ${CPU_US[$o]:--} = $(ratio "${CPU_US[$t]}" "${CPU_US[$o]:-}")"
+      )
+    done
+  done
+fi
+
 # The I/O switches lavik reads from the environment (doc/threading.md): a run with one of them set
 # measures the older path of the same binary.
 LAVIK_ENV=$(env | grep -E '^LAVIK_(LEGACY_IO|FIXED_FILES)=' | sort | tr '\n' ' ' || true)
@@ -486,6 +535,11 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
     echo
     echo "Device path (lavik-dev: --cache-mb $DEVICE_CACHE_MB; redis-server holds it all in DRAM):"
     text_table "${DEVICE_ROWS[@]}"
+  fi
+  if ((TWO_DONE)); then
+    echo
+    echo "Two workers (lavik-two: --threads 2 on CPUs $TWO_CPUS, sharing the client's) against one:"
+    text_table "${TWO_ROWS[@]}"
   fi
   echo "Markdown: $OUT_MD"
 }
@@ -525,6 +579,15 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
     echo "the data file); redis-server holds the same keys in DRAM; fio on lavik's data file."
     echo
     md_table "measure|value" "${DEVICE_ROWS[@]}"
+  fi
+  if ((TWO_DONE)); then
+    echo
+    echo "## Two workers"
+    echo
+    echo "lavik \`--threads 2\` on CPUs $TWO_CPUS (one worker shares the load generator's core) against"
+    echo "the one-worker lavik above, same points."
+    echo
+    md_table "measure|value" "${TWO_ROWS[@]}"
   fi
   echo "Raw redis-benchmark output: \`compare-$STAMP/raw/\` (not committed)."
 } >"$OUT_MD"
