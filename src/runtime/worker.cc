@@ -4,6 +4,8 @@
 #include <sched.h>
 #include <time.h>
 
+#include <array>
+
 namespace lavik {
 namespace {
 
@@ -65,9 +67,29 @@ void Worker::Join() {
 }
 
 void Worker::DrainMailbox() {
-  while (MailboxItem* item = mailbox_.Pop()) {
-    ++mailbox_items_;
-    item->run(item);
+  // In batches: the prefetches of a batch's items first, so their cache misses overlap (a batch
+  // of commands from other workers would otherwise miss on each key in turn), then the items in
+  // the order they were pushed.
+  constexpr size_t kBatch = 16;
+  std::array<MailboxItem*, kBatch> batch;
+  while (true) {
+    size_t n = 0;
+    bool hinted = false;
+    while (n < kBatch) {
+      MailboxItem* item = mailbox_.Pop();
+      if (item == nullptr) break;
+      batch[n++] = item;
+      if (item->prefetch != nullptr) {
+        item->prefetch(item);
+        hinted = true;
+      }
+    }
+    if (n == 0) return;
+    if (hinted && prefetch_flush_ != nullptr) prefetch_flush_(prefetch_flush_arg_);
+    for (size_t i = 0; i < n; ++i) {
+      ++mailbox_items_;
+      batch[i]->run(batch[i]);
+    }
   }
 }
 

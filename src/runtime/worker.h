@@ -49,6 +49,13 @@ class Worker {
 
   // Own thread (or before Start): calls fn every interval_us, between loop turns.
   void AddTimer(int64_t interval_us, std::function<void()> fn);
+  // Own thread (or before Start): called after the `prefetch` of a batch of mailbox items ran
+  // (one or more), before their `run`: finishes what the prefetches started (e.g.
+  // Store::PrefetchFlush).
+  void SetPrefetchFlush(void (*fn)(void* arg), void* arg) {
+    prefetch_flush_ = fn;
+    prefetch_flush_arg_ = arg;
+  }
   // Own thread (or before Start): calls fn at the end of every loop turn, before waiting.
   void AddTurnHook(std::function<void()> fn);
 
@@ -87,6 +94,8 @@ class Worker {
   std::vector<MailboxItem*> running_deferred_;
   std::thread thread_;
   uint64_t mailbox_items_ = 0;
+  void (*prefetch_flush_)(void*) = nullptr;
+  void* prefetch_flush_arg_ = nullptr;
 
   std::atomic<int> started_{0};  // 0 pending, 1 ok, 2 failed
   std::string start_error_;

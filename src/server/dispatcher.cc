@@ -56,6 +56,8 @@ struct RemoteCommand : MailboxItem {
   uint64_t errors0 = 0;
 
   static void RunOnShard(MailboxItem* item);
+  // Before RunOnShard, in a batch from the mailbox: its first key's index and cache entries.
+  static void PrefetchOnShard(MailboxItem* item);
   static void RunChain(MailboxItem* item);
   static void ChainStepDone(void* arg);
   static void ChainHome(MailboxItem* item);
@@ -168,6 +170,15 @@ bool SuspendedWriteCounts(const CommandSpec& spec) {
 }
 
 }  // namespace
+
+void RemoteCommand::PrefetchOnShard(MailboxItem* item) {
+  auto* m = static_cast<RemoteCommand*>(item);
+  // The arguments are stored keys already (Server::Execute); the second is the first key of
+  // most commands, and only a hint.
+  if (m->run == &RemoteCommand::RunOnShard && m->argv.size() >= 2 && !m->argv[1].empty()) {
+    m->server->shards().local().store.PrefetchKey(m->argv[1]);
+  }
+}
 
 void RemoteCommand::RunOnShard(MailboxItem* item) {
   auto* m = static_cast<RemoteCommand*>(item);
@@ -325,6 +336,7 @@ void RemoteCommand::Done(void* arg) {
     repl::Finish(m->ctx, m->ctx.store->stats().dirty != m->ctx.repl->dirty0, m->reply);
   }
   m->run = &RemoteCommand::ReturnHome;
+  m->prefetch = nullptr;
   m->home->Post(m);
 }
 
@@ -651,6 +663,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   m->writer_id = cl->tracking != nullptr ? cl->id : 0;
   cl->cmd_errors = m->writer.errors();
   m->run = &RemoteCommand::RunOnShard;
+  m->prefetch = &RemoteCommand::PrefetchOnShard;
   cl->pending = true;
   shards_->at(shard).worker->Post(m);
   return Result::kPending;

@@ -233,6 +233,8 @@ bool Server::InitWorker(int id, std::string* error) {
   hub_->StartWorker(w, id);
   StartListBlocking(w, &shards_->at(id));
   w->AddTurnHook([store]() { store->EndOfTurn(); });
+  // Commands from other workers arrive in batches: their keys are prefetched together.
+  w->SetPrefetchFlush([](void* s) { static_cast<Store*>(s)->PrefetchFlush(); }, store);
   if (id == 0) {  // CONFIG save points, once a second as Redis's serverCron checks them
     w->AddTimer(1'000'000, [this]() {
       Task t = CheckSavePoints(this);

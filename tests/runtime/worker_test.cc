@@ -138,6 +138,43 @@ TEST_F(WorkerTest, WakeWithinEndsAWaitThatNothingElseWouldEnd) {
   StopAll();
 }
 
+// Items whose prefetch hook logs "p<i>" and whose run logs "r<i>"; the flush logs "f". Only the
+// worker's thread writes the log once started.
+struct LoggedItem : MailboxItem {
+  LoggedItem(std::vector<std::string>* log, int i) : log(log), i(i) {
+    prefetch = [](MailboxItem* self) {
+      auto* item = static_cast<LoggedItem*>(self);
+      item->log->push_back("p" + std::to_string(item->i));
+    };
+    run = [](MailboxItem* self) {
+      auto* item = static_cast<LoggedItem*>(self);
+      item->log->push_back("r" + std::to_string(item->i));
+      delete item;
+    };
+  }
+  std::vector<std::string>* log;
+  int i;
+};
+
+TEST_F(WorkerTest, MailboxBatchPrefetchesThenRunsInPushOrder) {
+  std::vector<std::string> log;
+  std::atomic<int> done{0};
+  w(0).SetPrefetchFlush(
+      [](void* arg) {
+        auto* l = static_cast<std::vector<std::string>*>(arg);
+        l->push_back("f");
+      },
+      &log);
+  for (int i = 0; i < 3; ++i) w(0).Post(new LoggedItem(&log, i));
+  // An item without a prefetch hook runs in its place, and adds nothing to the flush.
+  PostFn(w(0), [&]() { log.push_back("plain"); });
+  PostFn(w(0), [&]() { done.store(1); });
+  StartAll();
+  ASSERT_TRUE(WaitFor([&]() { return done.load() == 1; }));
+  StopAll();
+  EXPECT_EQ(log, (std::vector<std::string>{"p0", "p1", "p2", "f", "r0", "r1", "r2", "plain"}));
+}
+
 // State of a hopping coroutine; written only by the coroutine and the hop bodies, which the
 // mailbox hand-offs order, and read by the test after `finished`.
 struct HopState {
