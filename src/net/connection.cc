@@ -35,11 +35,6 @@ struct alignas(64) PaddedIoCounts {
 };
 PaddedIoCounts io_counts_by_worker[kMaxCountedWorkers];
 
-// One writer per counter (its worker): a plain increment, no locked instruction.
-void Bump(std::atomic<uint64_t>& v) {
-  v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
-
 int64_t WallMs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME_COARSE, &ts);
@@ -127,12 +122,12 @@ void Connection::ResetIoCounts() {
   Worker* w = Worker::Current();
   if (w == nullptr || w->id() >= kMaxCountedWorkers) return;
   IoCounts& c = io_counts_by_worker[w->id()].counts;
-  c.reads.store(0, std::memory_order_relaxed);
-  c.writes.store(0, std::memory_order_relaxed);
+  c.reads.Reset();
+  c.writes.Reset();
 }
 
-void Connection::CountRead() {
-  if (worker_->id() < kMaxCountedWorkers) Bump(io_counts_by_worker[worker_->id()].counts.reads);
+Connection::IoCounts& Connection::counts() {
+  return io_counts_by_worker[worker_->id() % kMaxCountedWorkers].counts;
 }
 
 void Connection::StartSend() {
@@ -141,7 +136,7 @@ void Connection::StartSend() {
                      MSG_NOSIGNAL);
   PrepFlags(sqe);
   send_inflight_ = true;
-  if (worker_->id() < kMaxCountedWorkers) Bump(io_counts_by_worker[worker_->id()].counts.writes);
+  counts().writes.Add();
 }
 
 void Connection::SetQueryBufferLimit(size_t bytes) {
@@ -310,7 +305,7 @@ void Connection::OnRecv(IoOp* op, int res, uint32_t flags) {
     if (!more) c->ArmRecv();
     return;
   }
-  c->CountRead();
+  c->counts().reads.Add();
   if (res <= 0) {
     // EOF or error: answer what was already read (as Redis does), then close. While a request is
     // pending, Resume() first runs the requests received meanwhile.

@@ -26,13 +26,13 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "base/stat_counter.h"
 #include "protocol/request_parser.h"
 #include "runtime/event_loop.h"
 
@@ -148,8 +148,8 @@ class Connection {
   // completions that brought bytes, an end of file or an error, and sends started. Written by
   // that worker only, read by any thread.
   struct IoCounts {
-    std::atomic<uint64_t> reads{0};
-    std::atomic<uint64_t> writes{0};
+    StatCounter reads;
+    StatCounter writes;
   };
   static const IoCounts& io_counts(int worker_id);
   // The calling worker's IoCounts to zero (CONFIG RESETSTAT).
@@ -178,7 +178,7 @@ class Connection {
   void Flush();
   // Submits a send of sending_[sent_..] and counts it.
   void StartSend();
-  void CountRead();
+  IoCounts& counts();  // this connection's worker's
   void MarkDirty();
   void MaybeFinish();
   void ProtocolError(const std::string& text);

@@ -1,23 +1,10 @@
 // Per-worker counters the server keeps (INFO stats, metrics): each written by its own worker
-// only, read by any thread (relaxed atomics: a reader sees a recent value).
+// only, read by any thread (base/stat_counter.h).
 #pragma once
 
-#include <atomic>
-#include <cstdint>
+#include "base/stat_counter.h"
 
 namespace lavik {
-
-class StatCounter {
- public:
-  void Add(uint64_t n = 1) {
-    v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-  uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
-  void Reset() { v_.store(0, std::memory_order_relaxed); }
-
- private:
-  std::atomic<uint64_t> v_{0};
-};
 
 struct WorkerStats {
   StatCounter commands;

@@ -156,8 +156,8 @@ Task Info(Context& ctx) {
   }
   uint64_t commands = 0, connections = 0, rejected = 0, reads = 0, writes = 0;
   for (int w = 0; w < n; ++w) {
-    reads += Connection::io_counts(w).reads.load(std::memory_order_relaxed);
-    writes += Connection::io_counts(w).writes.load(std::memory_order_relaxed);
+    reads += Connection::io_counts(w).reads.Get();
+    writes += Connection::io_counts(w).writes.Get();
     commands += server->stats(w).commands.Get();
     connections += server->stats(w).connections_received.Get();
     rejected += server->stats(w).rejected_connections.Get();
