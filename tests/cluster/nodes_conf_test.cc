@@ -28,11 +28,13 @@ class NodesConf : public ::testing::Test {
     rmdir(dir_.c_str());
   }
   // Start's error for a file holding `text` ("" if it started).
-  std::string StartWith(const std::string& text, std::string* nodes = nullptr) {
+  // The tests run as separate processes, two at a time (ctest -j2): each test that binds has its
+  // own port.
+  std::string StartWith(const std::string& text, std::string* nodes = nullptr, int port = 7290) {
     std::ofstream(path_) << text;
     Cluster::Options o;
     o.config_file = path_;
-    o.port = 7290;  // the bus binds 17290 only when the file is good (h-cluster2's private range)
+    o.port = port;  // the bus binds port + 10000 only when the file is good (h-cluster2's range)
     o.bind = "127.0.0.1";
     Cluster c(o);
     std::string error;
@@ -64,7 +66,7 @@ TEST_F(NodesConf, RedisFileLoadsBack) {
   EXPECT_NE(nodes.find("5461-10922"), std::string::npos) << nodes;
 }
 
-TEST_F(NodesConf, EmptyFileMakesANewNode) { EXPECT_EQ(StartWith("\n"), ""); }
+TEST_F(NodesConf, EmptyFileMakesANewNode) { EXPECT_EQ(StartWith("\n", nullptr, 7291), ""); }
 
 TEST_F(NodesConf, BadFilesNameTheLine) {
   const std::string good = Line("127.0.0.1:7290@17290 myself,master - 0 0 1 connected 0-10");
