@@ -166,6 +166,12 @@ void Connection::FlushDirty() {
     // writes a read batch's replies together — not one send per stretch between two hops.
     // Held while the pipeline advances (a pending request finished within kHoldGapNs), for
     // kHoldMaxNs at most, and while the output is under kHoldBytes.
+    if (c->lent_ && !c->out_.empty()) {
+      // Another worker sends the pending request's reply on the socket: nothing may leave
+      // before it (nothing is written meanwhile but by a CLIENT KILL, which empties the output).
+      dirty_connections.push_back(c);
+      continue;
+    }
     if (c->pending_ && !c->closing_ && !c->closed_ && !c->out_.empty() &&
         c->out_.size() < kHoldBytes) {
       if (now == 0) now = MonotonicNs();
@@ -427,8 +433,35 @@ void Connection::PrefetchAhead() {
   prefetched_ = n - 1;  // the current request is the first of them
 }
 
+int Connection::LendSocket() {
+  if (tls_ != nullptr || detached_ || closing_ || closed_ || send_inflight_ || !out_.empty() ||
+      in_len_ - in_start_ != parser_.consumed() || !stash_.empty()) {
+    return -1;
+  }
+  lent_ = true;
+  return fd_;
+}
+
+size_t Connection::SendLent(int fd, std::string_view data) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    const ssize_t n = send(fd, data.data() + sent, data.size() - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  Worker* w = Worker::Current();
+  if (w != nullptr) io_counts_by_worker[w->id() % kMaxCountedWorkers].counts.writes.Add();
+  return sent;
+}
+
 void Connection::Resume() {
   pending_ = false;
+  lent_ = false;
   resumed_ = true;
   in_start_ += parser_.consumed();
   parser_.Reset();

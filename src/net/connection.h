@@ -10,7 +10,8 @@
 // I/O: one recv and at most one send in flight per connection, through the worker's io_uring;
 // replies produced during a loop turn leave in one send at the end of the turn — or, when the
 // connection stopped at a request that is still pending, with the replies after it while the
-// pipeline keeps advancing (up to 1 ms; FlushDirty). A plain TCP
+// pipeline keeps advancing (up to 1 ms; FlushDirty). The reply of a lone request that another
+// worker runs may leave from that worker, on the socket lent to it (LendSocket). A plain TCP
 // connection keeps one multishot recv armed for its whole life (the kernel fills buffers of the
 // worker's provided-buffer ring as data arrives; each completion's bytes are copied into the
 // input buffer and the buffer handed back at once), so a request costs no recv submission and no
@@ -117,6 +118,19 @@ class Connection {
   bool request_pending() const { return pending_; }
   // A pending request finished: continue with the buffered requests.
   void Resume();
+
+  // From OnRequest, for a request about to return kPending whose reply another worker will
+  // produce: lends that worker the socket to send the reply on itself (SendLent), which saves
+  // waking this worker just to pass the reply on. Only when nothing would have to leave before
+  // that reply or be batched with it: a plain (not TLS) socket, no output written or in flight,
+  // and no input buffered past this request (a pipeline's replies leave together instead).
+  // Returns the fd, or -1 (nothing lent). Until Resume() the connection sends nothing; the
+  // socket stays open (it closes only after Resume) and its fd names it.
+  int LendSocket();
+  // Any worker's thread: sends `data` on a lent socket without blocking; returns the bytes sent
+  // (fewer on a full socket buffer or an error: the rest goes through the connection after
+  // Resume, where a failed socket closes as usual). Counted as a write of the calling worker.
+  static size_t SendLent(int fd, std::string_view data);
   // Closes after the replies written so far are sent.
   void CloseAfterReply();
   // Closes now, dropping unsent output.
@@ -252,6 +266,7 @@ class Connection {
   bool eof_ = false;
   bool outbound_ = false;
   bool detached_ = false;  // DetachTls gave the socket's I/O away
+  bool lent_ = false;      // LendSocket: another worker sends the pending request's reply
 };
 
 }  // namespace lavik

@@ -56,6 +56,16 @@ class Observability {
     if (ns >= slow_ns_.load(std::memory_order_relaxed)) Slow(spec, client, args, ns);
     return now;
   }
+  // The same from the worker that ran the command (not the client's), for a reply it sent itself
+  // (Connection::LendSocket): records the call unless it is slow enough for the slow log or the
+  // latency monitor, whose entries read the client; then it records nothing and returns false,
+  // and the caller leaves the reply to the client's worker, which calls CommandDone.
+  bool CommandDoneAway(int worker, const CommandSpec* spec, int64_t start_ns, bool failed) {
+    const int64_t ns = MonotonicNs() - start_ns;
+    if (ns >= slow_ns_.load(std::memory_order_relaxed)) return false;
+    stats.RecordCall(worker, stats.IdOf(spec), ns, failed);
+    return true;
+  }
   // The same, for a command that ran `ns` on another worker and whose client may be gone (our
   // master's stream run apart): its address and name as SLOWLOG shows them.
   void CommandRanFor(int worker, const CommandSpec* spec, std::string_view peer,

@@ -25,6 +25,10 @@ Worker* Worker::Current() { return current_worker; }
 
 void Worker::Post(MailboxItem* item) {
   mailbox_.Push(item);
+  WakeIfSleeping();
+}
+
+void Worker::WakeIfSleeping() {
   // Pairs with the seq_cst store in before_sleep: either the worker sees the item before it
   // sleeps, or we see it sleeping and wake it.
   if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(false)) {

@@ -2,8 +2,9 @@
 // worker owns (storage, commands layers) is touched only on this thread; other threads reach it
 // by posting a MailboxItem.
 //
-// Thread safety: Post() and RequestStop() may be called from any thread. Everything else is for
-// the worker's own thread (after Start) or for the creating thread before Start.
+// Thread safety: Post(), PostQuiet(), WakeIfSleeping() and RequestStop() may be called from any
+// thread. Everything else is for the worker's own thread (after Start) or for the creating thread
+// before Start.
 #pragma once
 
 #include <atomic>
@@ -32,6 +33,12 @@ class Worker {
 
   // Any thread: runs item->run(item) on this worker's thread, in push order per producer.
   void Post(MailboxItem* item);
+  // Any thread: queues item like Post, without waking the worker if it sleeps: it runs once
+  // something else wakes it (a completion, a timer, another Post). For work whose result nobody
+  // waits on until the worker has a reason to wake anyway (RemoteCommand's lent-socket replies).
+  void PostQuiet(MailboxItem* item) { mailbox_.Push(item); }
+  // Any thread: wakes the worker if it sleeps.
+  void WakeIfSleeping();
 
   // Own thread: the next loop turn must not sleep (more work is ready in user-space queues).
   void MarkBusy() { busy_ = true; }

@@ -89,6 +89,9 @@ class ClientHub {
     }
   }
 
+  // Any thread: some client is in MONITOR (AfterCommand feeds it).
+  bool HasMonitors() const { return monitors_.load(std::memory_order_relaxed) != 0; }
+
   // A pub/sub message was appended to a subscriber's output (pubsub/pubsub.h): applies the
   // pubsub class of client-output-buffer-limit, closing a subscriber that does not keep up.
   void OnPubSubOutput(ClientState* cl) {

@@ -55,6 +55,18 @@ struct RemoteCommand : MailboxItem {
   int64_t run_ns = 0;  // on its worker: when it started, then how long it ran (SLOWLOG, stats)
   uint64_t errors0 = 0;
 
+  // The client's socket, lent for this command's reply (Connection::LendSocket), or -1. The
+  // worker that ran the command sends the reply itself and queues the command home without a
+  // wake-up (Worker::PostQuiet) before the reply leaves, so whatever the client does next — its
+  // next request, a close — finds it queued there. lent_state settles who goes on with it:
+  // 0 → 1 when the reply left (the sender is done with the command); 0 → 2 when home ran it
+  // first, then the sender posts it home again. Home runs ReturnHomeLent.
+  int lent_fd = -1;
+  int64_t start_ns = 0;       // the client's cmd_start_ns (commandstats, timed where it ran)
+  uint64_t lent_errors0 = 0;  // the writer's error count at dispatch
+  size_t lent_sent = 0;       // the reply's bytes that left on the lent socket
+  std::atomic<int> lent_state{0};
+
   static void RunOnShard(MailboxItem* item);
   // Before RunOnShard, in a batch from the mailbox: its first key's index and cache entries.
   static void PrefetchOnShard(MailboxItem* item);
@@ -66,6 +78,9 @@ struct RemoteCommand : MailboxItem {
   static bool RejectIfBusy(RemoteCommand* m);
   static void Done(void* arg);
   static void ReturnHome(MailboxItem* item);
+  // On the worker that ran it: true if the reply left on the lent socket.
+  static bool ReplyOnLentSocket(RemoteCommand* m);
+  static void ReturnHomeLent(MailboxItem* item);
 };
 
 namespace {
@@ -134,6 +149,7 @@ RemoteCommand* NewCommand(Server* server, ShardSet* shards, const ClientState* c
   m->home = cl->conn->worker();
   CopyArgs(m, args);
   m->rejected = false;
+  m->lent_fd = -1;
   m->writer.SetOutput(&m->reply);
   m->writer.set_resp(cl->resp);
   m->ctx = Context{};
@@ -335,9 +351,44 @@ void RemoteCommand::Done(void* arg) {
   if (m->ctx.repl != nullptr) [[unlikely]] {  // on the keys' worker: the stream's order
     repl::Finish(m->ctx, m->ctx.store->stats().dirty != m->ctx.repl->dirty0, m->reply);
   }
-  m->run = &RemoteCommand::ReturnHome;
   m->prefetch = nullptr;
+  if (m->lent_fd >= 0 && ReplyOnLentSocket(m)) return;
+  m->run = &RemoteCommand::ReturnHome;
   m->home->Post(m);
+}
+
+bool RemoteCommand::ReplyOnLentSocket(RemoteCommand* m) {
+  if (m->rejected) return false;
+  const bool failed = m->writer.errors() != m->lent_errors0;
+  if (!m->server->obs_->CommandDoneAway(Worker::Current()->id(), m->ctx.spec, m->start_ns,
+                                        failed)) {
+    return false;  // a slow one: the slow log's entry is written at home
+  }
+  Worker* home = m->home;
+  m->run = &RemoteCommand::ReturnHomeLent;
+  m->lent_state.store(0, std::memory_order_relaxed);
+  home->PostQuiet(m);
+  m->lent_sent = Connection::SendLent(m->lent_fd, m->reply);
+  const bool rest = m->lent_sent < m->reply.size();
+  // After this exchange the command is home's: touch nothing of it.
+  if (m->lent_state.exchange(1, std::memory_order_acq_rel) == 2) {
+    home->Post(m);  // home ran it before the reply left: it runs again, now with a wake-up
+  } else if (rest) {
+    home->WakeIfSleeping();  // what did not fit in the socket leaves from home, now
+  }
+  return true;
+}
+
+void RemoteCommand::ReturnHomeLent(MailboxItem* item) {
+  auto* m = static_cast<RemoteCommand*>(item);
+  if (m->lent_state.exchange(2, std::memory_order_acq_rel) != 1) return;  // posted again
+  ClientState* cl = m->client;
+  if (m->lent_sent < m->reply.size() && !cl->closed) {
+    cl->conn->output()->append(m->reply, m->lent_sent, std::string::npos);
+  }
+  Server* server = m->server;
+  ReleaseCommand(m);
+  server->FinishCommand(cl);
 }
 
 void RemoteCommand::ReturnHome(MailboxItem* item) {
@@ -664,6 +715,16 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
   cl->cmd_errors = m->writer.errors();
   m->run = &RemoteCommand::RunOnShard;
   m->prefetch = &RemoteCommand::PrefetchOnShard;
+  // Its reply leaves from where it runs, when nothing else of the client's has to go with it
+  // or after it: not a client whose output other workers add to (pub/sub, tracking), or whose
+  // commands MONITOR shows (fed when the command finishes at home).
+  if (!(spec->flags & kCmdBlocking) && !cl->discard_reply && !cl->close_after_reply &&
+      !cl->master && cl->pubsub == nullptr && cl->tracking == nullptr && !propagate &&
+      !hub_->HasMonitors()) {
+    m->lent_fd = cl->conn->LendSocket();
+    m->start_ns = cl->cmd_start_ns;
+    m->lent_errors0 = cl->cmd_errors;
+  }
   cl->pending = true;
   shards_->at(shard).worker->Post(m);
   return Result::kPending;

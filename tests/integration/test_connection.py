@@ -4,11 +4,12 @@ reply shapes, requirepass, and the stock redis-cli / redis-benchmark tools."""
 import re
 import socket
 import subprocess
+import time
 
 import pytest
 import redis
 
-from conftest import RespError
+from conftest import RespError, spread_keys
 
 NOAUTH = "NOAUTH Authentication required."
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
@@ -212,6 +213,73 @@ def test_many_connections_pipelining_at_once_keep_their_order(raw):
         for j in range(10):
             assert c.reply() == j + 1
         assert c.cmd("GET", f"mc:{i:02d}") == b"0123456789"
+
+
+# ------------------------------------------------------------- replies from another worker
+#
+# With two workers, a request for the other worker's key runs there; that worker may send the
+# reply on the client's socket itself. Whatever the client does next must find its connection
+# ready: the next request, a pipelined one, a close.
+
+
+def test_one_request_at_a_time_across_workers(raw):
+    keys = spread_keys(2, "lend:seq")
+    conns = [raw() for _ in range(4)]
+    for round_ in range(1, 51):
+        for i, conn in enumerate(conns):
+            for k in keys[i % 2:] + keys[:i % 2]:
+                assert conn.cmd("INCR", f"{{{k}}}:{i}") == round_
+                assert conn.cmd("GET", f"{{{k}}}:{i}") == str(round_).encode()
+                assert conn.cmd("PING") == "PONG"
+
+
+def test_a_reply_larger_than_the_socket_buffer_from_another_worker(raw):
+    """The client reads nothing for a while, so a large reply does not fit in the socket: the
+    rest leaves later, whole, and the request sent before reading is answered after it."""
+    keys = spread_keys(2, "lend:big")
+    values = {k: bytes([65 + i]) * (8 << 20) for i, k in enumerate(keys)}
+    setter = raw(timeout=30)
+    for k, v in values.items():
+        assert setter.cmd("SET", k, v) == "OK"
+    c = raw(timeout=30)
+    c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+    # Off, the slow log wants no entries (Lavik writes those where the client's details are).
+    old = setter.cmd("CONFIG", "GET", "slowlog-log-slower-than")[1]
+    assert setter.cmd("CONFIG", "SET", "slowlog-log-slower-than", "-1") == "OK"
+    try:
+        for k, v in values.items():
+            c.send_command("GET", k)
+            time.sleep(0.3)
+            c.send_command("PING")
+            assert c.reply() == v
+            assert c.reply() == "PONG"
+    finally:
+        assert setter.cmd("CONFIG", "SET", "slowlog-log-slower-than", old) == "OK"
+
+
+def test_clients_that_close_right_after_their_reply(raw, server):
+    keys = spread_keys(2, "lend:close")
+    watcher = raw()
+    assert watcher.cmd("SET", keys[0], "x") == "OK"
+    assert watcher.cmd("SET", keys[1], "y") == "OK"
+    base = int(re.search(rb"connected_clients:(\d+)", watcher.cmd("INFO", "clients")).group(1))
+    for i in range(100):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            k = keys[i % 2]
+            s.sendall(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k.encode()))
+            want = b"$1\r\nx\r\n" if i % 2 == 0 else b"$1\r\ny\r\n"
+            got = b""
+            while len(got) < len(want) and (chunk := s.recv(64)):
+                got += chunk
+            assert got == want
+    deadline = time.monotonic() + 10
+    while True:
+        now = int(re.search(rb"connected_clients:(\d+)",
+                            watcher.cmd("INFO", "clients")).group(1))
+        if now == base or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    assert now == base
 
 
 def test_select(raw):

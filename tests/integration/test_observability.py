@@ -143,6 +143,45 @@ def test_a_pipelines_replies_leave_together_across_workers(c, raw):
     assert io_counts(c)[1] - writes <= 4
 
 
+def test_commands_answered_from_another_worker_are_counted_before_their_reply(c, raw):
+    """A request whose key another worker owns may be answered by that worker directly on the
+    client's socket: its call is counted before the reply leaves, so INFO from any connection,
+    right after the reply, shows it — as in Redis."""
+    keys = spread_keys(2, "obs:answered")
+    conns = [raw() for _ in range(4)]
+    for k in keys:
+        assert c.cmd("SET", k, "v") == "OK"
+    assert c.cmd("CONFIG", "RESETSTAT") == "OK"
+    calls = 0
+    for conn in conns:
+        for k in keys:
+            assert conn.cmd("GET", k) == b"v"
+            calls += 1
+            assert conn.cmd("GET", k + ":missing") is None
+            calls += 1
+            for other in conns:
+                assert stat_lines(info(other, "commandstats"), "cmdstat_")["get"]["calls"] \
+                    == str(calls)
+    stats = dict(line.split(":", 1) for line in info(c, "stats").splitlines() if ":" in line)
+    assert stats["keyspace_hits"] == str(calls // 2)
+    assert stats["keyspace_misses"] == str(calls // 2)
+
+
+def test_slow_commands_run_on_another_worker_are_in_the_slow_log(c, raw):
+    keys = spread_keys(2, "obs:slowremote")
+    conn = raw()
+    assert conn.cmd("CLIENT", "SETNAME", "slowpoke") == "OK"
+    assert c.cmd("CONFIG", "SET", "slowlog-log-slower-than", "0") == "OK"
+    assert c.cmd("SLOWLOG", "RESET") == "OK"
+    for k in keys:
+        assert conn.cmd("SET", k, "v") == "OK"
+        assert conn.cmd("GET", k) == b"v"
+    entries = c.cmd("SLOWLOG", "GET", "-1")
+    logged = [[a.decode() for a in e[3]] for e in entries if e[5] == b"slowpoke"]
+    for k in keys:
+        assert ["SET", k, "v"] in logged and ["GET", k] in logged
+
+
 def test_errorstats_by_error_code(c):
     assert isinstance(c.cmd("NO-SUCH-COMMAND"), RespError)
     assert isinstance(c.cmd("GET"), RespError)

@@ -138,6 +138,34 @@ TEST_F(WorkerTest, WakeWithinEndsAWaitThatNothingElseWouldEnd) {
   StopAll();
 }
 
+TEST_F(WorkerTest, PostQuietRunsAtTheNextWakeUpAndNotBefore) {
+  StartAll();
+  // Let worker 0 run out of work and wait (no timers, no traffic).
+  std::atomic<bool> idle{false};
+  PostFn(w(0), [&]() { idle.store(true); });
+  ASSERT_TRUE(WaitFor([&]() { return idle.load(); }));
+  std::this_thread::sleep_for(milliseconds(200));
+
+  std::atomic<int> ran{0};
+  w(0).PostQuiet(new FnItem([&]() { ran.fetch_add(1); }));
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(ran.load(), 0);  // nothing woke the worker
+  w(0).WakeIfSleeping();
+  EXPECT_TRUE(WaitFor([&]() { return ran.load() == 1; }));
+
+  // A later Post wakes it; the quiet item queued before it runs first.
+  std::this_thread::sleep_for(milliseconds(50));
+  std::vector<int> order;  // touched only on worker 0
+  std::atomic<bool> finished{false};
+  w(0).PostQuiet(new FnItem([&]() { order.push_back(1); }));
+  PostFn(w(0), [&]() {
+    order.push_back(2);
+    finished.store(true, std::memory_order_release);
+  });
+  ASSERT_TRUE(WaitFor([&]() { return finished.load(std::memory_order_acquire); }));
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
 // Items whose prefetch hook logs "p<i>" and whose run logs "r<i>"; the flush logs "f". Only the
 // worker's thread writes the log once started.
 struct LoggedItem : MailboxItem {
