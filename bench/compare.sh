@@ -28,7 +28,8 @@
 # Two workers (BENCH_TWO_WORKERS=1, with LAVIK_THREADS 1): a third lavik with --threads 2 on
 # SERVER_CPUS and CLIENT_CPUS together, GET and SET at TWO_WORKER_CLIENTS connections, pipeline 1
 # and BENCH_PIPELINE; printed as ratios to the one-worker lavik's same points (ops/s, server CPU
-# per request).
+# per request). TWO_WORKER_PIN=no starts it with --no-pin-workers (the scheduler places the two
+# workers; with the load generator on the same cores that is much cheaper: doc/threading.md).
 #
 # Pinning: server on SERVER_CPUS (default 1), client on CLIENT_CPUS (default 0). LAVIK_THREADS
 # defaults to 1 so that lavik, like redis-server, executes commands on one core: that is the
@@ -44,7 +45,7 @@
 #   BENCH_KEYSPACE [1000000]     BENCH_VALUE_SIZE [1024]   BENCH_SERVERS ["lavik redis"]
 #   BENCH_DEVICE [1]  DEVICE_CACHE_MB [64]  DEVICE_FACTOR [10]  DEVICE_CLIENTS ["32 256"]
 #   DEVICE_REQUESTS [300000]  FIO_SECONDS [10]
-#   BENCH_TWO_WORKERS [1]  TWO_WORKER_CLIENTS [50]
+#   BENCH_TWO_WORKERS [1]  TWO_WORKER_CLIENTS [50]  TWO_WORKER_PIN [yes]
 #   LAVIK_LEGACY_IO / LAVIK_FIXED_FILES: passed to lavik (older I/O paths; doc/threading.md)
 #   RESULTS_DIR [bench/results]  KEEP_TMP [0: the temporary directory is deleted on exit]
 #
@@ -66,6 +67,7 @@ BENCH_PIPELINE=${BENCH_PIPELINE-16}
 BENCH_PIPELINE_CLIENTS=${BENCH_PIPELINE_CLIENTS:-50}
 BENCH_TWO_WORKERS=${BENCH_TWO_WORKERS:-1}
 TWO_WORKER_CLIENTS=${TWO_WORKER_CLIENTS:-50}
+TWO_WORKER_PIN=${TWO_WORKER_PIN:-yes}
 BENCH_DEVICE=${BENCH_DEVICE:-1}
 DEVICE_CACHE_MB=${DEVICE_CACHE_MB:-64}
 DEVICE_FACTOR=${DEVICE_FACTOR:-10}
@@ -90,6 +92,10 @@ require_uint BENCH_KEYSPACE "$BENCH_KEYSPACE"
 require_uint BENCH_VALUE_SIZE "$BENCH_VALUE_SIZE"
 [[ -z $BENCH_PIPELINE ]] || require_uint BENCH_PIPELINE "$BENCH_PIPELINE"
 require_uint TWO_WORKER_CLIENTS "$TWO_WORKER_CLIENTS"
+[[ $TWO_WORKER_PIN == yes || $TWO_WORKER_PIN == no ]] ||
+  die "TWO_WORKER_PIN must be yes or no, not '$TWO_WORKER_PIN'"
+TWO_PIN_ARGS=()
+[[ $TWO_WORKER_PIN == yes ]] || TWO_PIN_ARGS=(--no-pin-workers)
 if [[ $BENCH_DEVICE == 1 ]]; then
   require_uint DEVICE_CACHE_MB "$DEVICE_CACHE_MB"
   require_uint DEVICE_FACTOR "$DEVICE_FACTOR"
@@ -171,7 +177,7 @@ start_server() {
   case $SERVER_NAME in
     lavik) lavik_command "$LAVIK_BIN" "$TMP" "$LAVIK_THREADS" ;;
     lavik-dev) lavik_command "$LAVIK_BIN" "$TMP/dev" "$LAVIK_THREADS" --cache-mb "$DEVICE_CACHE_MB" ;;
-    lavik-two) lavik_command "$LAVIK_BIN" "$TMP/two" 2 ;;
+    lavik-two) lavik_command "$LAVIK_BIN" "$TMP/two" 2 "${TWO_PIN_ARGS[@]}" ;;
     redis) redis_command "$REDIS_SERVER" "$TMP/redis" ;;
     *) die "unknown server '$SERVER_NAME' in BENCH_SERVERS" ;;
   esac
@@ -538,7 +544,7 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   fi
   if ((TWO_DONE)); then
     echo
-    echo "Two workers (lavik-two: --threads 2 on CPUs $TWO_CPUS, sharing the client's) against one:"
+    echo "Two workers (lavik-two: --threads 2 on CPUs $TWO_CPUS, sharing the client's, pinned: $TWO_WORKER_PIN) against one:"
     text_table "${TWO_ROWS[@]}"
   fi
   echo "Markdown: $OUT_MD"
