@@ -35,6 +35,10 @@ struct alignas(64) PaddedIoCounts {
 };
 PaddedIoCounts io_counts_by_worker[kMaxCountedWorkers];
 
+Connection::IoCounts& CountsOf(int worker_id) {
+  return io_counts_by_worker[worker_id % kMaxCountedWorkers].counts;
+}
+
 int64_t WallMs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME_COARSE, &ts);
@@ -114,21 +118,17 @@ Connection::~Connection() {
 
 size_t Connection::LiveOnThisThread() { return live_connections; }
 
-const Connection::IoCounts& Connection::io_counts(int worker_id) {
-  return io_counts_by_worker[worker_id].counts;
-}
+const Connection::IoCounts& Connection::io_counts(int worker_id) { return CountsOf(worker_id); }
 
 void Connection::ResetIoCounts() {
   Worker* w = Worker::Current();
-  if (w == nullptr || w->id() >= kMaxCountedWorkers) return;
-  IoCounts& c = io_counts_by_worker[w->id()].counts;
+  if (w == nullptr) return;
+  IoCounts& c = CountsOf(w->id());
   c.reads.Reset();
   c.writes.Reset();
 }
 
-Connection::IoCounts& Connection::counts() {
-  return io_counts_by_worker[worker_->id() % kMaxCountedWorkers].counts;
-}
+Connection::IoCounts& Connection::counts() { return CountsOf(worker_->id()); }
 
 void Connection::StartSend() {
   io_uring_sqe* sqe = worker_->loop().Prepare(&send_op_);
@@ -455,7 +455,7 @@ size_t Connection::SendLent(int fd, std::string_view data) {
     }
   }
   Worker* w = Worker::Current();
-  if (w != nullptr) io_counts_by_worker[w->id() % kMaxCountedWorkers].counts.writes.Add();
+  if (w != nullptr) CountsOf(w->id()).writes.Add();
   return sent;
 }
 

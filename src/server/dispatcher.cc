@@ -387,7 +387,7 @@ RequestHandler::Result Server::RunRemote(ClientState* cl, const CommandSpec* spe
       !hub_->HasMonitors()) {
     m->lent_fd = cl->conn->LendSocket();
     m->start_ns = cl->cmd_start_ns;
-    m->lent_errors0 = cl->cmd_errors;
+    m->errors0 = cl->cmd_errors;
   }
   cl->pending = true;
   shards_->at(shard).worker->Post(m);

@@ -241,7 +241,7 @@ void RemoteCommand::Done(void* arg) {
 
 bool RemoteCommand::ReplyOnLentSocket(RemoteCommand* m) {
   if (m->rejected) return false;
-  const bool failed = m->writer.errors() != m->lent_errors0;
+  const bool failed = m->writer.errors() != m->errors0;
   if (!m->server->obs_->CommandDoneAway(Worker::Current()->id(), m->ctx.spec, m->start_ns,
                                         failed)) {
     return false;  // a slow one: the slow log's entry is written at home

@@ -54,8 +54,8 @@ struct RemoteCommand : MailboxItem {
   RemoteCommand* cursor = nullptr;      // the head's: the next to run
   int lane = 0;
   int64_t stream_token = 0;  // Replica::ApartBegin's
-  int64_t run_ns = 0;  // on its worker: when it started, then how long it ran (SLOWLOG, stats)
-  uint64_t errors0 = 0;
+  int64_t run_ns = 0;    // on its worker: when it started, then how long it ran (SLOWLOG, stats)
+  uint64_t errors0 = 0;  // the writer's error count at dispatch (chains, lent socket)
 
   // The client's socket, lent for this command's reply (Connection::LendSocket), or -1. The
   // worker that ran the command sends the reply itself and queues the command home without a
@@ -64,9 +64,8 @@ struct RemoteCommand : MailboxItem {
   // 0 → 1 when the reply left (the sender is done with the command); 0 → 2 when home ran it
   // first, then the sender posts it home again. Home runs ReturnHomeLent.
   int lent_fd = -1;
-  int64_t start_ns = 0;       // the client's cmd_start_ns (commandstats, timed where it ran)
-  uint64_t lent_errors0 = 0;  // the writer's error count at dispatch
-  size_t lent_sent = 0;       // the reply's bytes that left on the lent socket
+  int64_t start_ns = 0;  // the client's cmd_start_ns (commandstats, timed where it ran)
+  size_t lent_sent = 0;  // the reply's bytes that left on the lent socket
   std::atomic<int> lent_state{0};
 
   static void RunOnShard(MailboxItem* item);
