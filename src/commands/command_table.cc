@@ -2,8 +2,19 @@
 
 #include <strings.h>
 
+#include <cstdint>
+
 namespace lavik {
 namespace {
+
+// FNV-1a over the lowercase bytes of a name.
+constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+uint64_t NameHash(std::string_view lower) {
+  uint64_t h = kFnvOffset;
+  for (char c : lower) h = (h ^ static_cast<unsigned char>(c)) * kFnvPrime;
+  return h;
+}
 
 // Lowercases into buf; false if the name cannot be a command (too long).
 bool Lower(std::string_view name, char* buf, size_t cap, std::string_view* out) {
@@ -26,6 +37,21 @@ CommandTable::CommandTable(std::span<const std::span<const CommandSpec>> familie
     }
   }
   by_original_name_ = by_name_;
+  BuildIndex();
+}
+
+void CommandTable::BuildIndex() {
+  size_t size = 16;
+  while (size < by_name_.size() * 4) size *= 2;
+  index_.assign(size, Slot{});
+  for (const auto& [name, spec] : by_name_) {
+    for (size_t i = NameHash(name) & (size - 1);; i = (i + 1) & (size - 1)) {
+      if (index_[i].spec == nullptr) {
+        index_[i] = Slot{name, spec};
+        break;
+      }
+    }
+  }
 }
 
 const CommandSpec* CommandTable::FindOriginal(std::string_view name) const {
@@ -42,6 +68,7 @@ std::string CommandTable::Rename(std::string_view from, std::string_view to) {
   if (to.empty()) {
     by_name_.erase(it);
     std::erase(all_, spec);
+    BuildIndex();
     return {};
   }
   std::string name(to);
@@ -49,15 +76,26 @@ std::string CommandTable::Rename(std::string_view from, std::string_view to) {
   if (by_name_.count(name) != 0) return "Target command name already exists";
   by_name_.erase(it);
   by_name_.emplace(new_names_.emplace_back(std::move(name)), spec);
+  BuildIndex();
   return {};
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
   char buf[64];
-  std::string_view lower;
-  if (!Lower(name, buf, sizeof(buf), &lower)) return nullptr;
-  auto it = by_name_.find(lower);
-  return it == by_name_.end() ? nullptr : it->second;
+  if (name.size() > sizeof(buf)) return nullptr;
+  uint64_t h = kFnvOffset;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    buf[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+    h = (h ^ static_cast<unsigned char>(buf[i])) * kFnvPrime;
+  }
+  const std::string_view lower(buf, name.size());
+  const size_t mask = index_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot& s = index_[i];
+    if (s.spec == nullptr) return nullptr;
+    if (s.name == lower) return s.spec;
+  }
 }
 
 const CommandSpec* CommandTable::FindSubcommand(const CommandSpec& container,

@@ -1,5 +1,7 @@
 // CommandTable: every registered command, looked up case-insensitively by name. Built once at
 // start-up from the families' tables (plain data); read-only afterwards, so any thread may use it.
+// Find, on every request, probes a small open-addressing index hashed while the name is
+// lowercased: no modulo by a prime and no second pass over the name, as std::unordered_map takes.
 #pragma once
 
 #include <deque>
@@ -37,6 +39,14 @@ class CommandTable {
   const std::vector<const CommandSpec*>& all() const { return all_; }
 
  private:
+  struct Slot {
+    std::string_view name;  // lowercase; empty for a free slot
+    const CommandSpec* spec = nullptr;
+  };
+  // by_name_ again, as Find's index: power-of-two size, at most a quarter full, linear probing.
+  void BuildIndex();
+
+  std::vector<Slot> index_;
   std::unordered_map<std::string_view, const CommandSpec*> by_name_;
   std::unordered_map<std::string_view, const CommandSpec*> by_original_name_;
   std::vector<const CommandSpec*> all_;

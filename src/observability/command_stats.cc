@@ -61,21 +61,32 @@ struct CommandStats::Table final : ErrorSink {
   StatCounter calls;  // all commands run by this worker's clients (its load)
 };
 
+namespace {
+
+// A spec's address as a FlatMap key, its low bits spread: the multiply moves the address's
+// varying bits up, the shift brings them back down. Both steps are one-to-one, so two specs
+// never share a key.
+uint64_t SpecKey(const CommandSpec* spec) {
+  const uint64_t h = reinterpret_cast<uintptr_t>(spec) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 32);
+}
+
+}  // namespace
+
 CommandStats::CommandStats(const CommandTable& table, int workers) {
   for (const CommandSpec* s : table.all()) {
     specs_.push_back(s);
     for (const CommandSpec& sub : s->subcommands) specs_.push_back(&sub);
   }
-  for (int i = 0; i < size(); ++i) ids_.emplace_back(specs_[i], i);
-  std::sort(ids_.begin(), ids_.end());
+  for (int i = 0; i < size(); ++i) ids_.Put(SpecKey(specs_[i]), i);
   for (int w = 0; w < workers; ++w) tables_.push_back(std::make_unique<Table>(size()));
 }
 
 CommandStats::~CommandStats() = default;
 
 int CommandStats::IdOf(const CommandSpec* spec) const {
-  auto it = std::lower_bound(ids_.begin(), ids_.end(), std::make_pair(spec, -1));
-  return it != ids_.end() && it->first == spec ? it->second : -1;
+  const int* id = ids_.Find(SpecKey(spec));
+  return id != nullptr ? *id : -1;
 }
 
 void CommandStats::RecordCall(int worker, int id, int64_t ns, bool failed) {

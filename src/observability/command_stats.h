@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/flat_map.h"
 #include "commands/command.h"
 #include "commands/command_table.h"
 #include "observability/latency_histogram.h"
@@ -82,8 +83,9 @@ class CommandStats {
   struct PerCommand;
   struct Table;
 
-  std::vector<const CommandSpec*> specs_;                // by id
-  std::vector<std::pair<const CommandSpec*, int>> ids_;  // sorted by pointer
+  std::vector<const CommandSpec*> specs_;  // by id
+  // The spec's address, mixed (SpecKey), to its id: a lookup on every command, one probe or two.
+  FlatMap<int> ids_;
   std::vector<std::unique_ptr<Table>> tables_;
   std::atomic<bool> tracking_{true};
   mutable std::mutex percentiles_mu_;

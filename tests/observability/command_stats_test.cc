@@ -30,6 +30,14 @@ TEST_F(CommandStatsTest, EveryCommandAndSubcommandHasAnId) {
   EXPECT_EQ(stats_.IdOf(nullptr), -1);
 }
 
+TEST_F(CommandStatsTest, IdsAreOneToOneWithSpecs) {
+  for (int id = 0; id < stats_.size(); ++id) {
+    EXPECT_EQ(stats_.IdOf(&stats_.spec(id)), id) << stats_.spec(id).name;
+  }
+  const CommandSpec foreign = stats_.spec(Id("get"));  // a copy: same name, not the table's
+  EXPECT_EQ(stats_.IdOf(&foreign), -1);
+}
+
 TEST_F(CommandStatsTest, SumsWorkersInRedisFormat) {
   stats_.RecordCall(0, Id("get"), 10000, false);
   stats_.RecordCall(1, Id("get"), 20000, true);
