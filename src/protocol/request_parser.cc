@@ -358,7 +358,8 @@ RequestParser::Status RequestParser::Fail(std::string_view message) {
 namespace {
 
 // Reads "<c><digits>\r\n" at data[*pos]; the number in *out. False if incomplete or malformed.
-bool PeekHeader(const char* data, size_t len, size_t* pos, char c, size_t* out) {
+[[gnu::always_inline]] inline bool PeekHeader(const char* data, size_t len, size_t* pos, char c,
+                                              size_t* out) {
   size_t i = *pos;
   if (i >= len || data[i] != c) return false;
   size_t n = 0;

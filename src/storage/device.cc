@@ -28,8 +28,6 @@ AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& o) noexcept {
   return *this;
 }
 
-AlignedBuffer::~AlignedBuffer() { Release(); }
-
 void AlignedBuffer::Release() {
   if (data_ == nullptr) return;
   if (pool_ != nullptr) {

@@ -46,7 +46,9 @@ class AlignedBuffer {
     o.pool_ = nullptr;
   }
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept;
-  ~AlignedBuffer();
+  ~AlignedBuffer() {
+    if (data_ != nullptr) Release();  // inline: most buffers on the request path are empty
+  }
   void Reset(size_t size);  // a heap buffer, zero-filled
   char* data() { return data_; }
   const char* data() const { return data_; }
