@@ -227,10 +227,9 @@ RequestParser::Status RequestParser::ParseArgs(const char* data, size_t len) {
     bulk_len_ = -1;
     --remaining_;
   }
-  args_.resize(spans_.size());
-  for (size_t i = 0; i < spans_.size(); ++i) {
-    args_[i] = std::string_view(data + spans_[i].offset, spans_[i].len);
-  }
+  // Appended rather than resized: resize value-initializes out of line, on every request.
+  args_.clear();
+  for (const Span& span : spans_) args_.emplace_back(data + span.offset, span.len);
   return Done();
 }
 
