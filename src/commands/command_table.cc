@@ -7,23 +7,31 @@
 namespace lavik {
 namespace {
 
-// FNV-1a over the lowercase bytes of a name.
+// FNV-1a, one byte at a time: Find's index hashes the lowercase name.
 constexpr uint64_t kFnvOffset = 14695981039346656037ull;
-constexpr uint64_t kFnvPrime = 1099511628211ull;
+inline uint64_t FnvStep(uint64_t h, char c) {
+  return (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+}
+
 uint64_t NameHash(std::string_view lower) {
   uint64_t h = kFnvOffset;
-  for (char c : lower) h = (h ^ static_cast<unsigned char>(c)) * kFnvPrime;
+  for (char c : lower) h = FnvStep(h, c);
   return h;
 }
 
-// Lowercases into buf; false if the name cannot be a command (too long).
-bool Lower(std::string_view name, char* buf, size_t cap, std::string_view* out) {
+// Lowercases into buf, hashing the lowercase bytes on the way (NameHash's value, in *hash);
+// false if the name cannot be a command (too long).
+inline bool Lower(std::string_view name, char* buf, size_t cap, std::string_view* out,
+                  uint64_t* hash = nullptr) {
   if (name.size() > cap) return false;
+  uint64_t h = kFnvOffset;
   for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
+    const char c = name[i];
     buf[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+    h = FnvStep(h, buf[i]);
   }
   *out = std::string_view(buf, name.size());
+  if (hash != nullptr) *hash = h;
   return true;
 }
 
@@ -82,14 +90,9 @@ std::string CommandTable::Rename(std::string_view from, std::string_view to) {
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
   char buf[64];
-  if (name.size() > sizeof(buf)) return nullptr;
-  uint64_t h = kFnvOffset;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    buf[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
-    h = (h ^ static_cast<unsigned char>(buf[i])) * kFnvPrime;
-  }
-  const std::string_view lower(buf, name.size());
+  std::string_view lower;
+  uint64_t h;
+  if (!Lower(name, buf, sizeof(buf), &lower, &h)) return nullptr;
   const size_t mask = index_.size() - 1;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
     const Slot& s = index_[i];
