@@ -195,6 +195,7 @@ void Connection::FlushDirty() {
 }
 
 bool Connection::Reserve(size_t want) {
+  ahead_left_ = 0;  // the requests read ahead may move
   if (in_start_ == in_len_) in_start_ = in_len_ = 0;
   const size_t unparsed = in_len_ - in_start_;
   const size_t hint = parser_.bytes_hint();
@@ -345,19 +346,63 @@ void Connection::OnRecv(IoOp* op, int res, uint32_t flags) {
   }
 }
 
+namespace {
+
+// Requests read ahead by ProcessReady and PrefetchAhead, so ProcessInput takes them without
+// parsing them again: a ring per worker thread. A slot names the connection and the byte it was
+// read at; a connection takes only the slots of its latest run, in order, each only if it is
+// still its own and its request still starts there (Reserve forgets a run: the buffer may move).
+struct AheadSlot {
+  const Connection* owner;
+  const char* data;
+  RequestAhead request;
+};
+constexpr uint32_t kAheadSlots = 2048;  // a power of two
+thread_local std::vector<AheadSlot> ahead_ring;
+thread_local uint32_t ahead_next = 0;
+
+}  // namespace
+
+const RequestAhead* Connection::RecordAhead(size_t at, bool first) {
+  if (ahead_ring.empty()) ahead_ring.resize(kAheadSlots);
+  AheadSlot& slot = ahead_ring[ahead_next];
+  slot.owner = nullptr;  // whoever held it loses it, whether or not the read succeeds
+  if (!ReadAhead(in_ + at, in_len_ - at, &slot.request)) return nullptr;
+  slot.owner = this;
+  slot.data = in_ + at;
+  if (first) {
+    ahead_at_ = ahead_next;
+    ahead_left_ = 0;
+  }
+  ++ahead_left_;
+  ahead_next = (ahead_next + 1) & (kAheadSlots - 1);
+  return &slot.request;
+}
+
+bool Connection::TakeAhead() {
+  const AheadSlot& slot = ahead_ring[ahead_at_];
+  ahead_at_ = (ahead_at_ + 1) & (kAheadSlots - 1);
+  --ahead_left_;
+  if (slot.owner == this && slot.data == in_ + in_start_ && parser_.Take(slot.data, slot.request)) {
+    return true;
+  }
+  ahead_left_ = 0;
+  return false;
+}
+
 void Connection::ProcessReady() {
   static thread_local std::vector<Connection*> batch;
   batch.swap(ready_connections);
   if (batch.size() >= 2) {
     std::array<RequestHandler*, 2> handlers{};
     for (Connection* c : batch) {
-      if (c->closed_ || c->closing_ || c->pending_ || c->prefetched_ > 0) continue;
-      std::string_view key;
-      size_t length = 0;
-      if (!PeekRequest(c->in_ + c->in_start_, c->in_len_ - c->in_start_, &key, &length) ||
-          key.empty()) {
+      if (c->closed_ || c->closing_ || c->pending_ || c->prefetched_ > 0 || c->ahead_left_ > 0) {
         continue;
       }
+      const RequestAhead* request = c->RecordAhead(c->in_start_, true);
+      if (request == nullptr) continue;
+      const std::string_view key = request->SecondArg(c->in_ + c->in_start_);
+      if (key.empty()) continue;
       c->handler_->Prefetch(*c, std::span<const std::string_view>(&key, 1));
       if (handlers[0] == nullptr || handlers[0] == c->handler_) {
         handlers[0] = c->handler_;
@@ -384,11 +429,13 @@ void Connection::ProcessReady() {
 
 void Connection::ProcessInput() {
   while (!pending_ && !closing_) {
-    RequestParser::Status st = parser_.Parse(in_ + in_start_, in_len_ - in_start_);
-    if (st == RequestParser::Status::kNeedMore) return;
-    if (st == RequestParser::Status::kError) {
-      ProtocolError(parser_.error());
-      return;
+    if (ahead_left_ == 0 || !TakeAhead()) {
+      RequestParser::Status st = parser_.Parse(in_ + in_start_, in_len_ - in_start_);
+      if (st == RequestParser::Status::kNeedMore) return;
+      if (st == RequestParser::Status::kError) {
+        ProtocolError(parser_.error());
+        return;
+      }
     }
     std::span<const std::string_view> args = parser_.args();
     if (args.empty()) {
@@ -399,7 +446,7 @@ void Connection::ProcessInput() {
     if (prefetched_ > 0) {
       --prefetched_;
     } else if (in_start_ + parser_.consumed() < in_len_) {
-      PrefetchAhead();
+      PrefetchAhead(args);
     }
     RequestHandler::Result r = handler_->OnRequest(*this, args);
     if (r == RequestHandler::Result::kPending) {
@@ -417,15 +464,18 @@ void Connection::ProcessInput() {
 
 // Pipelined input: the keys of the requests from the current one on (up to kPrefetchBatch) go
 // to the handler together, so the memory their commands touch loads in parallel rather than one
-// cache miss after another (doc/threading.md "Request path costs").
-void Connection::PrefetchAhead() {
+// cache miss after another (doc/threading.md "Request path costs"). The requests after the
+// current one are read ahead once, for ProcessInput to take without parsing them again.
+void Connection::PrefetchAhead(std::span<const std::string_view> current) {
   std::array<std::string_view, kPrefetchBatch> keys;
-  size_t n = 0;
-  for (size_t at = in_start_; n < kPrefetchBatch && at < in_len_;) {
-    size_t length = 0;
-    if (!PeekRequest(in_ + at, in_len_ - at, &keys[n], &length)) break;
-    at += length;
-    ++n;
+  keys[0] = current.size() >= 2 ? current[1] : std::string_view();
+  size_t n = 1;
+  ahead_left_ = 0;
+  for (size_t at = in_start_ + parser_.consumed(); n < kPrefetchBatch && at < in_len_; ++n) {
+    const RequestAhead* request = RecordAhead(at, n == 1);
+    if (request == nullptr) break;
+    keys[n] = request->SecondArg(in_ + at);
+    at += request->length;
   }
   if (n < 2) return;  // the current request alone: nothing to overlap it with
   handler_->Prefetch(*this, std::span<const std::string_view>(keys.data(), n));

@@ -232,7 +232,20 @@ class Connection {
   // (PrefetchAhead); the next that many run without another look ahead.
   static constexpr size_t kPrefetchBatch = 16;
   size_t prefetched_ = 0;
-  void PrefetchAhead();
+  // The current request's arguments are `current`; the keys of the requests after it go to the
+  // handler with its key, and those requests are read ahead (ReadAhead) for ProcessInput.
+  void PrefetchAhead(std::span<const std::string_view> current);
+  // Requests read ahead: the next ahead_left_ requests from in_start_ on are in this thread's
+  // ring of them (connection.cc) from slot ahead_at_ on, unless a slot was since taken by
+  // another connection. Reserve forgets them (the buffer may move).
+  uint32_t ahead_at_ = 0;
+  uint32_t ahead_left_ = 0;
+  // Reads the request at in_ + at into the ring's next slot and counts it in ahead_left_ (the
+  // first of a run starts a new one: `first`). Null if ReadAhead refuses it.
+  const RequestAhead* RecordAhead(size_t at, bool first);
+  // Completes the request at in_ + in_start_ from its slot (RequestParser::Take); false if the
+  // slot is no longer this request's or the parser must read it (then none of the rest is used).
+  bool TakeAhead();
   bool queued_ = false;  // in this thread's list of connections whose input runs at ProcessReady
   bool rearm_ = false;   // ...and ArmRecv after it (the multishot recv ended)
   size_t in_len_ = 0;    // bytes received

@@ -354,37 +354,51 @@ RequestParser::Status RequestParser::Fail(std::string_view message) {
   return Status::kError;
 }
 
-namespace {
-
-// Reads "<c><digits>\r\n" at data[*pos]; the number in *out. False if incomplete or malformed.
-[[gnu::always_inline]] inline bool PeekHeader(const char* data, size_t len, size_t* pos, char c,
-                                              size_t* out) {
-  size_t i = *pos;
-  if (i >= len || data[i] != c) return false;
-  size_t n = 0;
-  size_t digits = 0;
-  for (++i; i < len && data[i] >= '0' && data[i] <= '9' && digits < 12; ++i, ++digits) {
-    n = n * 10 + static_cast<size_t>(data[i] - '0');
+bool RequestParser::Take(const char* data, const RequestAhead& ahead) {
+  if (state_ == State::kError || ahead.argc > limits_.max_multibulk ||
+      ahead.longest > limits_.max_bulk_len ||
+      (auth_required_ && (ahead.argc > static_cast<uint64_t>(kMaxUnauthMultibulk) ||
+                          ahead.longest > static_cast<uint64_t>(kMaxUnauthBulk)))) {
+    return false;
   }
-  if (digits == 0 || i + 1 >= len || data[i] != '\r' || data[i + 1] != '\n') return false;
-  *pos = i + 2;
-  *out = n;
+  inline_ = false;
+  scan_ = 0;
+  hint_ = 0;
+  remaining_ = 0;
+  bulk_len_ = -1;
+  spans_.clear();
+  args_.clear();
+  for (uint32_t i = 0; i < ahead.argc; ++i)
+    args_.emplace_back(data + ahead.offset[i], ahead.size[i]);
+  pos_ = ahead.length;
+  state_ = State::kDone;
   return true;
 }
 
-}  // namespace
-
-bool PeekRequest(const char* data, size_t len, std::string_view* second_arg, size_t* length) {
-  size_t pos = 0, argc = 0;
-  if (!PeekHeader(data, len, &pos, '*', &argc) || argc == 0 || argc > kPeekMaxArgs) return false;
-  *second_arg = {};
-  for (size_t i = 0; i < argc; ++i) {
-    size_t n = 0;
-    if (!PeekHeader(data, len, &pos, '$', &n) || n > len || pos + n + 2 > len) return false;
-    if (i == 1) *second_arg = std::string_view(data + pos, n);
-    pos += n + 2;
+bool ReadAhead(const char* data, size_t len, RequestAhead* out) {
+  int64_t argc;
+  size_t cr;
+  // FastHeader is exactly what Parse reads first: the same bytes give the same numbers.
+  if (len == 0 || data[0] != '*' || !FastHeader(data, len, 0, '*', &argc, &cr) || argc < 1 ||
+      argc > static_cast<int64_t>(RequestAhead::kMaxArgs)) {
+    return false;
   }
-  *length = pos;
+  size_t pos = cr + 2;
+  uint64_t longest = 0;
+  for (int64_t i = 0; i < argc; ++i) {
+    int64_t n;
+    if (!FastHeader(data, len, pos, '$', &n, &cr)) return false;
+    pos = cr + 2;
+    const uint64_t size = static_cast<uint64_t>(n);
+    if (size > len - pos || len - pos - size < 2 || pos + size + 2 > UINT32_MAX) return false;
+    out->offset[i] = static_cast<uint32_t>(pos);
+    out->size[i] = static_cast<uint32_t>(size);
+    longest = std::max(longest, size);
+    pos += size + 2;
+  }
+  out->argc = static_cast<uint32_t>(argc);
+  out->longest = static_cast<uint32_t>(longest);
+  out->length = static_cast<uint32_t>(pos);
   return true;
 }
 

@@ -30,13 +30,28 @@
 
 namespace lavik {
 
-// A look at the multibulk request at data[0, len) without parsing it for execution, for a
-// prefetch ahead of its turn: its second argument (the first key of most commands; empty with
-// fewer than two arguments) and its length in bytes. False if it is not a multibulk request whose
-// every argument is complete in the bytes given, or has more than kPeekMaxArgs arguments. Never
-// validates more than it reads: a request that then fails to parse is refused by RequestParser.
-inline constexpr size_t kPeekMaxArgs = 64;
-bool PeekRequest(const char* data, size_t len, std::string_view* second_arg, size_t* length);
+// A complete multibulk request read ahead of its turn (ReadAhead), for a pipeline's prefetch:
+// where its arguments lie, relative to its first byte. RequestParser::Take completes the request
+// from it without reading its bytes again.
+struct RequestAhead {
+  static constexpr size_t kMaxArgs = 8;
+  uint32_t length;   // bytes the request occupies
+  uint32_t longest;  // its longest argument
+  uint32_t argc;
+  uint32_t offset[kMaxArgs];
+  uint32_t size[kMaxArgs];
+
+  // The second argument (the first key of most commands); empty with fewer than two.
+  std::string_view SecondArg(const char* data) const {
+    return argc < 2 ? std::string_view() : std::string_view(data + offset[1], size[1]);
+  }
+};
+
+// Reads the request at data[0, len) when it is a multibulk request of 1 to kMaxArgs arguments,
+// every one complete in the bytes given, with every header in the common form ("<digits>\r",
+// no sign, no leading zero): the form RequestParser reads the same way whatever its limits.
+// False otherwise, and then RequestParser::Parse decides (it may refuse the request).
+bool ReadAhead(const char* data, size_t len, RequestAhead* out);
 
 class RequestParser {
  public:
@@ -91,6 +106,12 @@ class RequestParser {
 
   // Forgets the current request and its args.
   void Reset();
+
+  // Completes the request at `data` from a ReadAhead of the same bytes, as Parse would with
+  // kDone: args() and consumed() are set. False when the request is outside this parser's
+  // limits as they are now (proto-max-bulk-len, the unauthenticated bounds), or the parser is in
+  // error: then Parse must read the request, and refuses it as Redis does.
+  bool Take(const char* data, const RequestAhead& ahead);
 
  private:
   enum class State : uint8_t { kStart, kMultibulk, kDone, kError };

@@ -183,3 +183,22 @@ def test_error_reply_keeps_connection_open(raw):
     assert isinstance(c.cmd("NOSUCHCOMMAND"), RespError)
     assert isinstance(c.cmd("GET"), RespError)
     assert c.cmd("PING") == "PONG"
+
+
+# A pipeline's requests are read under the limits the requests before them set, as Redis reads
+# them: one at a time, each after the one before it ran (Lavik reads a pipeline ahead for its
+# prefetch, and must not let that change what is refused).
+def test_reset_mid_pipeline_limits_the_requests_after_it(raw, r):
+    r.execute_command("ACL", "SETUSER", "default", ">pipepass")
+    try:
+        c = raw()
+        assert c.cmd("AUTH", "pipepass") == "OK"
+        c.send(encode_command("RESET") + encode_command("SET", "pipe:big", "v" * 20000) +
+               encode_command("PING"))
+        assert c.reply_bytes() == b"+RESET\r\n"
+        assert c.reply_bytes() == b"-ERR Protocol error: unauthenticated bulk length\r\n"
+        assert c.closed()
+    finally:
+        r.execute_command("ACL", "SETUSER", "default", "nopass")
+    assert r.exists("pipe:big") == 0
+

@@ -452,41 +452,107 @@ TEST(RequestParserTest, ParseAfterDoneStartsNextRequest) {
   EXPECT_EQ(parser.Parse(input.data() + input.size(), 0), Status::kNeedMore);
 }
 
-// PeekRequest: the look ahead of a pipeline's prefetch (net/connection.h).
-TEST(PeekRequestTest, GivesTheSecondArgumentAndTheLength) {
+// ReadAhead + Take: a pipeline's requests read once, ahead of their turn (net/connection.h).
+TEST(ReadAheadTest, GivesArgumentsLengthAndSecondArgument) {
   const std::string get = Multibulk({"GET", "key:1"});
   const std::string set = Multibulk({"SET", "k", std::string(3000, 'v')});
   const std::string input = get + set + Multibulk({"PING"});
-  std::string_view key;
-  size_t length = 0;
-  ASSERT_TRUE(PeekRequest(input.data(), input.size(), &key, &length));
-  EXPECT_EQ(key, "key:1");
-  EXPECT_EQ(length, get.size());
-  ASSERT_TRUE(PeekRequest(input.data() + get.size(), input.size() - get.size(), &key, &length));
-  EXPECT_EQ(key, "k");
-  EXPECT_EQ(length, set.size());
+  RequestAhead ahead;
+  ASSERT_TRUE(ReadAhead(input.data(), input.size(), &ahead));
+  EXPECT_EQ(ahead.SecondArg(input.data()), "key:1");
+  EXPECT_EQ(ahead.length, get.size());
+  EXPECT_EQ(ahead.argc, 2u);
+  EXPECT_EQ(ahead.longest, 5u);
+  const char* at = input.data() + get.size();
+  ASSERT_TRUE(ReadAhead(at, input.size() - get.size(), &ahead));
+  EXPECT_EQ(ahead.SecondArg(at), "k");
+  EXPECT_EQ(ahead.length, set.size());
+  EXPECT_EQ(ahead.longest, 3000u);
   const size_t ping = get.size() + set.size();
-  ASSERT_TRUE(PeekRequest(input.data() + ping, input.size() - ping, &key, &length));
-  EXPECT_TRUE(key.empty());  // one argument
-  EXPECT_EQ(length, input.size() - ping);
+  ASSERT_TRUE(ReadAhead(input.data() + ping, input.size() - ping, &ahead));
+  EXPECT_TRUE(ahead.SecondArg(input.data() + ping).empty());  // one argument
+  EXPECT_EQ(ahead.length, input.size() - ping);
 }
 
-TEST(PeekRequestTest, RefusesWhatItCannotSeeWhole) {
+TEST(ReadAheadTest, RefusesWhatItCannotSeeWholeOrParseMustDecide) {
   const std::string set = Multibulk({"SET", "k", "value"});
-  std::string_view key;
-  size_t length = 0;
+  RequestAhead ahead;
   for (size_t cut = 0; cut < set.size(); ++cut) {
-    EXPECT_FALSE(PeekRequest(set.data(), cut, &key, &length)) << cut;
+    EXPECT_FALSE(ReadAhead(set.data(), cut, &ahead)) << cut;
   }
   const std::string inline_cmd = "GET k\r\n";
-  EXPECT_FALSE(PeekRequest(inline_cmd.data(), inline_cmd.size(), &key, &length));
-  for (const char* bad :
-       {"*0\r\n", "*-1\r\n", "*2\r\n$x\r\n", "*2\r\n:3\r\n", "*2\r\n$3\r\nGETX\r\n$1\r\nk\r\n"}) {
-    EXPECT_FALSE(PeekRequest(bad, std::strlen(bad), &key, &length)) << bad;
+  EXPECT_FALSE(ReadAhead(inline_cmd.data(), inline_cmd.size(), &ahead));
+  for (const char* bad : {"*0\r\n", "*-1\r\n", "*2\r\n$x\r\n", "*2\r\n:3\r\n", "*01\r\n$1\r\na\r\n",
+                          "*1\r\n$01\r\na\r\n", "*1\r\n$-1\r\n", "*1\r\n$+1\r\na\r\n"}) {
+    EXPECT_FALSE(ReadAhead(bad, std::strlen(bad), &ahead)) << bad;
   }
-  std::vector<std::string> many(kPeekMaxArgs + 1, "a");
+  std::vector<std::string> many(RequestAhead::kMaxArgs + 1, "a");
   const std::string wide = Multibulk(many);
-  EXPECT_FALSE(PeekRequest(wide.data(), wide.size(), &key, &length));
+  EXPECT_FALSE(ReadAhead(wide.data(), wide.size(), &ahead));
+  many.pop_back();
+  const std::string widest = Multibulk(many);
+  EXPECT_TRUE(ReadAhead(widest.data(), widest.size(), &ahead));
+}
+
+// Every prefix and variant of a set of requests: whenever ReadAhead accepts, Take gives what
+// Parse gives (arguments, length, not inline).
+TEST(ReadAheadTest, TakeAgreesWithParse) {
+  std::vector<std::string> inputs = {
+      Multibulk({"GET", "key:1"}),
+      Multibulk({"SET", "k", std::string(1024, 'v'), "EX", "10"}),
+      Multibulk({"PING"}),
+      Multibulk({"ECHO", ""}),
+      Multibulk({"MSET", "a", "1", "b", "2", "c", "3", "d"}),
+      "*2\r\n$3\r\nGET\r\n$1\r\nkXY",  // the two bytes after a payload are skipped unchecked
+      "*1\r\n$4\r\nPING\rX",           // and so is the byte after a header's '\r'
+  };
+  for (const std::string& input : inputs) {
+    for (size_t cut = 0; cut <= input.size(); ++cut) {
+      RequestAhead ahead;
+      if (!ReadAhead(input.data(), cut, &ahead)) continue;
+      RequestParser parsed;
+      ASSERT_EQ(parsed.Parse(input.data(), cut), Status::kDone) << input << " " << cut;
+      RequestParser taken;
+      ASSERT_TRUE(taken.Take(input.data(), ahead));
+      EXPECT_EQ(taken.consumed(), parsed.consumed());
+      EXPECT_FALSE(taken.inline_request());
+      ASSERT_EQ(taken.args().size(), parsed.args().size());
+      for (size_t i = 0; i < parsed.args().size(); ++i) {
+        EXPECT_EQ(taken.args()[i].data(), parsed.args()[i].data());
+        EXPECT_EQ(taken.args()[i].size(), parsed.args()[i].size());
+      }
+      // After Take, Parse starts the next request as after a parsed one.
+      const size_t next = taken.consumed();
+      EXPECT_EQ(taken.Parse(input.data() + next, cut - next), Status::kNeedMore);
+    }
+  }
+}
+
+// Take leaves to Parse what the parser's limits refuse now, so Redis's errors stay.
+TEST(ReadAheadTest, TakeLeavesLimitsToParse) {
+  const std::string big = Multibulk({"SET", "k", std::string(20000, 'v')});
+  RequestAhead ahead;
+  ASSERT_TRUE(ReadAhead(big.data(), big.size(), &ahead));
+
+  RequestParser unauthenticated;
+  unauthenticated.set_auth_required(true);
+  EXPECT_FALSE(unauthenticated.Take(big.data(), ahead));
+  ASSERT_EQ(unauthenticated.Parse(big.data(), big.size()), Status::kError);
+  EXPECT_EQ(unauthenticated.error(), "Protocol error: unauthenticated bulk length");
+
+  RequestParser small_bulks;
+  small_bulks.set_max_bulk_len(1000);
+  EXPECT_FALSE(small_bulks.Take(big.data(), ahead));
+  ASSERT_EQ(small_bulks.Parse(big.data(), big.size()), Status::kError);
+  EXPECT_EQ(small_bulks.error(), "Protocol error: invalid bulk length");
+
+  const std::string ok = Multibulk({"AUTH", "secret"});
+  ASSERT_TRUE(ReadAhead(ok.data(), ok.size(), &ahead));
+  EXPECT_FALSE(unauthenticated.Take(ok.data(), ahead));  // the parser is in error
+  RequestParser fresh;
+  fresh.set_auth_required(true);
+  EXPECT_TRUE(fresh.Take(ok.data(), ahead));
+  EXPECT_EQ(fresh.args()[1], "secret");
 }
 
 }  // namespace
