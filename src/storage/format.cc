@@ -94,9 +94,8 @@ bool MagicIs(const char* p, std::string_view magic) {
 // crc32c of the record's bytes [4, body_end), seeded with the segment seq so a
 // record from a segment's earlier life does not verify in its new one.
 uint32_t RecordCrc(const char* rec, size_t body_end, uint64_t segment_seq) {
-  char seed[8];
-  EncodeFixed64(seed, segment_seq);
-  return Crc32c(rec + kRecValueLen, body_end - kRecValueLen, Crc32c(seed, sizeof(seed)));
+  // The seed is the segment's sequence number, its 8 bytes as EncodeFixed64 writes them.
+  return Crc32c(rec + kRecValueLen, body_end - kRecValueLen, Crc32cFixed64(segment_seq));
 }
 
 }  // namespace

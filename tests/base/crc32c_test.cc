@@ -69,6 +69,18 @@ TEST(Crc32cTest, Chaining) {
   }
 }
 
+TEST(Crc32cTest, Fixed64IsTheCrcOfItsLittleEndianBytes) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t v = i < 3 ? uint64_t{0} - i : rng();
+    const uint32_t crc = i % 2 == 0 ? 0 : static_cast<uint32_t>(rng());
+    uint8_t bytes[8];
+    for (int b = 0; b < 8; ++b) bytes[b] = static_cast<uint8_t>(v >> (8 * b));
+    EXPECT_EQ(Crc32cFixed64(v, crc), Crc32cSoftware(bytes, 8, crc)) << v;
+    EXPECT_EQ(Crc32cFixed64(v, crc), Crc32c(bytes, 8, crc)) << v;
+  }
+}
+
 TEST(Crc32cTest, MatchesBitwiseReference) {
   std::mt19937_64 rng(7);
   std::vector<uint8_t> buf(300);
