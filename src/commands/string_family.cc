@@ -59,18 +59,9 @@ TaskOf<bool> ReadStringOrReply(Context& ctx, std::string_view key, KeyInfo* info
   co_return true;
 }
 
-Task Get(Context& ctx) {
-  Store& st = *ctx.store;
-  KeyInfo info = st.LookupRead(ctx.args[1], ctx.now_ms);
-  if (!info.exists) {
-    ctx.reply->Null();
-    co_return;
-  }
-  if (info.type != ValueType::kString) {
-    ctx.reply->Error(kErrWrongType);
-    co_return;
-  }
-  ReadResult r = co_await st.ReadValue(ctx.args[1], info);
+// GET of a value that is not in the cache: read from the log's buffer or the device.
+Task GetStored(Context& ctx, KeyInfo info) {
+  ReadResult r = co_await ctx.store->ReadValue(ctx.args[1], info);
   if (r.ok()) {
     ctx.reply->Bulk(r.value);
   } else if (r.status == ReadResult::Status::kError) {
@@ -78,6 +69,25 @@ Task Get(Context& ctx) {
   } else {
     ctx.reply->Null();
   }
+}
+
+// Not a coroutine itself: a GET answered from the cache (or of a missing key) costs no frame.
+Task Get(Context& ctx) {
+  Store& st = *ctx.store;
+  KeyInfo info = st.LookupRead(ctx.args[1], ctx.now_ms);
+  if (!info.exists) {
+    ctx.reply->Null();
+    return Task();
+  }
+  if (info.type != ValueType::kString) {
+    ctx.reply->Error(kErrWrongType);
+    return Task();
+  }
+  if (const std::string* cached = st.CachedValue(ctx.args[1], info)) {
+    ctx.reply->Bulk(*cached);
+    return Task();
+  }
+  return GetStored(ctx, info);
 }
 
 // The events of a SET: "set", then "expire" with a TTL; a TTL already past expires the key at
@@ -91,8 +101,9 @@ void NotifySet(std::string_view key, int64_t expire, bool expired) {
 // The common body of SET / SETNX / SETEX / PSETEX / GETSET. The check (NX/XX/GET) and the write
 // apply to the same version of the key: if another write slips in while the old value is read,
 // the command starts over.
-Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
-                const ExtendedSetArgs& a, bool reply_int) {
+// `a` by value: SET hands its task straight to the caller (no frame of its own to keep it in).
+Task SetGeneric(Context& ctx, std::string_view key, std::string_view value, ExtendedSetArgs a,
+                bool reply_int) {
   Store& st = *ctx.store;
   const bool conditional = (a.flags & (kSetNx | kSetXx | kSetGet | kSetKeepTtl)) != 0;
   if (!conditional) {
@@ -166,10 +177,22 @@ Task SetGeneric(Context& ctx, std::string_view key, std::string_view value,
   }
 }
 
+// Not a coroutine itself: one coroutine frame fewer per SET.
 Task Set(Context& ctx) {
   ExtendedSetArgs a;
-  if (!ParseExtendedSetArgsOrReply(ctx, ctx.args.subspan(3), true, &a)) co_return;
-  co_await SetGeneric(ctx, ctx.args[1], ctx.args[2], a, false);
+  if (!ParseExtendedSetArgsOrReply(ctx, ctx.args.subspan(3), true, &a)) return Task();
+  // A plain SET (no NX/XX/GET/KEEPTTL, no TTL already past) that the store can take at once
+  // needs no coroutine at all.
+  if ((a.flags & (kSetNx | kSetXx | kSetGet | kSetKeepTtl)) == 0) {
+    const int64_t expire = (a.flags & kSetAnyExpire) ? a.expire_at_ms : 0;
+    if ((expire == 0 || expire > ctx.now_ms) &&
+        ctx.store->TryWriteNow(ctx.args[1], ValueType::kString, ctx.args[2], expire)) {
+      NotifySet(ctx.args[1], expire, false);
+      ctx.reply->Ok();
+      return Task();
+    }
+  }
+  return SetGeneric(ctx, ctx.args[1], ctx.args[2], a, false);
 }
 
 Task SetNx(Context& ctx) {

@@ -54,6 +54,9 @@ class [[nodiscard]] Task {
     static void operator delete(void* p, std::size_t n) { FramePool::Free(p, n); }
   };
 
+  // An empty Task is one that has already finished: a handler that needs no coroutine (its reply
+  // written, nothing to wait for) returns Task() and costs no frame. Start returns true and
+  // co_await goes straight on.
   Task() = default;
   Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
   Task& operator=(Task&& o) noexcept {
@@ -72,6 +75,7 @@ class [[nodiscard]] Task {
   // thread once the task finishes, after its frame is freed.
   bool Start(void (*on_done)(void*), void* arg) {
     Handle h = std::exchange(h_, {});
+    if (!h) return true;
     h.resume();
     if (h.done()) {
       h.destroy();
@@ -85,8 +89,9 @@ class [[nodiscard]] Task {
   }
 
   // Nested use: `co_await SomeTask(...)` runs it to completion, then resumes the caller.
-  bool await_ready() const noexcept { return false; }
+  bool await_ready() const noexcept { return !h_; }
   std::coroutine_handle<> await_suspend(std::coroutine_handle<> caller) noexcept {
+    if (!h_) return caller;  // ShardCall suspends without asking await_ready
     h_.promise().continuation = caller;
     return h_;
   }

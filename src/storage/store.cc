@@ -241,7 +241,7 @@ KeyInfo Store::Lookup(std::string_view key, int64_t now_ms) {
       return KeyInfo{};
     }
   }
-  return KeyInfo{true, loc::Type(l), expire, l};
+  return KeyInfo{true, loc::Type(l), expire, l, fp};
 }
 
 KeyInfo Store::LookupRead(std::string_view key, int64_t now_ms) {
@@ -257,13 +257,15 @@ KeyInfo Store::LookupRead(std::string_view key, int64_t now_ms) {
 TaskOf<ReadResult> Store::Read(std::string_view key, int64_t now_ms, bool count_stats) {
   KeyInfo info = count_stats ? LookupRead(key, now_ms) : Lookup(key, now_ms);
   if (!info.exists) co_return ReadResult{};
-  ReadResult r = co_await ReadRecord(Index::Fingerprint(key), info.loc, key);
+  ReadResult r =
+      co_await ReadRecord(info.fp != 0 ? info.fp : Index::Fingerprint(key), info.loc, key);
   r.info = info;
   co_return r;
 }
 
 TaskOf<ReadResult> Store::ReadValue(std::string_view key, const KeyInfo& info) {
-  ReadResult r = co_await ReadRecord(Index::Fingerprint(key), info.loc, key);
+  ReadResult r =
+      co_await ReadRecord(info.fp != 0 ? info.fp : Index::Fingerprint(key), info.loc, key);
   r.info = info;
   co_return r;
 }
@@ -277,8 +279,7 @@ TaskOf<ReadResult> Store::ReadAt(uint64_t fp, uint64_t l) {
 TaskOf<ReadResult> Store::ReadRecord(uint64_t fp, uint64_t l, std::string_view want_key) {
   ReadResult r;
   if (!want_key.empty()) {
-    // A snapshot's walk may read an older version: it peeks, so the current one stays cached.
-    if (const std::string* v = snap_reading_ == nullptr ? cache_.Get(fp, l) : cache_.Peek(fp, l)) {
+    if (const std::string* v = CachedRecord(fp, l)) {
       r.status = ReadResult::Status::kOk;
       r.key = want_key;
       r.value = *v;
@@ -338,6 +339,75 @@ TaskOf<ReadResult> Store::ReadRecord(uint64_t fp, uint64_t l, std::string_view w
   co_return r;
 }
 
+// Append's placing of a record in the slot reserved for it, and all that follows (index, cache,
+// WATCH, keyspace events, the write hook); no suspension. Returns the record's sequence number.
+uint64_t Store::Place(std::string_view key, uint64_t fp, ValueType type, std::string_view value,
+                      int64_t expire_ms, uint8_t flags, uint64_t expect, const ShardLog::Slot& slot,
+                      size_t len, uint64_t* loc_out, Effect effect) {
+  const bool tombstone = effect == Effect::kTombstone;
+  const uint64_t seq = ++seq_;
+  RecordHeader h;
+  h.type = static_cast<uint8_t>(type);
+  h.flags = flags;
+  h.slot = KeyHashSlot(key);
+  h.seq = seq;
+  h.expire_ms = expire_ms;
+  EncodeRecord(h, key, value, slot.segment_seq, slot.dst);
+  log_.Commit(seq);
+  const uint64_t l = loc::Make(slot.offset, len, type, expire_ms != 0);
+  *loc_out = l;
+  Account(l, len);
+  if (effect == Effect::kMarkerCopy) {
+    // The caller re-registers the marker at its new place.
+  } else if (tombstone) {
+    uint64_t old;
+    SnapNote(fp);
+    if (index_.Erase(fp, &old)) {
+      CountEntry(fp, old, 0);
+      Unaccount(old);
+    }
+    chunks_.KeyDying(fp);
+    DropTtl(fp);
+    cache_.Erase(fp);
+    uint64_t origin = 0;
+    DecodeTombstoneOrigin(value, &origin);
+    tombstones_[l] = origin;
+  } else {
+    if (!(flags & kRecordRelocated) && KeyspaceEventsOn(kNotifyNew | kNotifyExpired)) [[unlikely]] {
+      ReportCreate(fp, key, type);
+    }
+    Install(fp, l, expire_ms);
+    if (flags & kRecordRelocated) {
+      cache_.Move(fp, expect, l);  // defrag: same value, new place; don't pull cold values in
+    } else {
+      cache_.Put(fp, l, value);
+      chunks_.NoteWrite(fp, value, IsChunkableType(type));
+    }
+  }
+  ++stats_.dirty;
+  if (effect != Effect::kMarkerCopy && !(flags & kRecordRelocated)) NoteKeyChanged(key);
+  if ((effect == Effect::kInstall || tombstone) && !(flags & kRecordRelocated) &&
+      write_hook_ != nullptr) {
+    write_hook_(write_hook_arg_, key, type, tombstone);
+  }
+  return seq;
+}
+
+bool Store::TryWriteNow(std::string_view key, ValueType type, std::string_view value,
+                        int64_t expire_ms) {
+  if (roots_unknown_ || sync_ == SyncPolicy::kAlways || !large_in_flight_.empty()) return false;
+  const size_t len = RecordLength(key.size(), value.size());
+  if (len > log_.max_record()) return false;
+  ShardLog::Slot slot;
+  // Append's reservation for a plain write; any refusal (buffers busy, no space, failed) is left
+  // to Append, which waits or fails as it does.
+  if (log_.Reserve(len, false, &slot) != ShardLog::ReserveStatus::kOk) return false;
+  uint64_t l;
+  Place(key, Index::Fingerprint(key), type, value, expire_ms, 0, kAnyLoc, slot, len, &l,
+        Effect::kInstall);
+  return true;
+}
+
 // The one append path (values, tombstones, relocations). `expect` is checked right before the
 // record is placed, with no suspension in between: the key must still be at that location
 // (kAnyLoc: anything; 0: must not exist).
@@ -345,6 +415,10 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
                                   std::string_view value, int64_t expire_ms, uint8_t flags,
                                   uint64_t expect, uint64_t* loc_out, bool* applied,
                                   Effect effect) {
+  uint64_t unused_loc;
+  bool unused_applied;
+  if (loc_out == nullptr) loc_out = &unused_loc;
+  if (applied == nullptr) applied = &unused_applied;
   // A large record of this key still on its way to the device comes first (it was issued
   // first): wait for it, so `expect` below sees where it landed.
   while (!large_in_flight_.empty()) [[unlikely]] {
@@ -401,52 +475,9 @@ TaskOf<WriteResult> Store::Append(std::string_view key, uint64_t fp, ValueType t
     }
     co_return Failure(log_.error());
   }
-  const uint64_t seq = ++seq_;
-  RecordHeader h;
-  h.type = static_cast<uint8_t>(type);
-  h.flags = flags;
-  h.slot = KeyHashSlot(key);
-  h.seq = seq;
-  h.expire_ms = expire_ms;
-  EncodeRecord(h, key, value, slot.segment_seq, slot.dst);
-  log_.Commit(seq);
-  const uint64_t l = loc::Make(slot.offset, len, type, expire_ms != 0);
-  *loc_out = l;
+  const uint64_t seq =
+      Place(key, fp, type, value, expire_ms, flags, expect, slot, len, loc_out, effect);
   *applied = true;
-  Account(l, len);
-  if (effect == Effect::kMarkerCopy) {
-    // The caller re-registers the marker at its new place.
-  } else if (tombstone) {
-    uint64_t old;
-    SnapNote(fp);
-    if (index_.Erase(fp, &old)) {
-      CountEntry(fp, old, 0);
-      Unaccount(old);
-    }
-    chunks_.KeyDying(fp);
-    DropTtl(fp);
-    cache_.Erase(fp);
-    uint64_t origin = 0;
-    DecodeTombstoneOrigin(value, &origin);
-    tombstones_[l] = origin;
-  } else {
-    if (!(flags & kRecordRelocated) && KeyspaceEventsOn(kNotifyNew | kNotifyExpired)) [[unlikely]] {
-      ReportCreate(fp, key, type);
-    }
-    Install(fp, l, expire_ms);
-    if (flags & kRecordRelocated) {
-      cache_.Move(fp, expect, l);  // defrag: same value, new place; don't pull cold values in
-    } else {
-      cache_.Put(fp, l, value);
-      chunks_.NoteWrite(fp, value, IsChunkableType(type));
-    }
-  }
-  ++stats_.dirty;
-  if (effect != Effect::kMarkerCopy && !(flags & kRecordRelocated)) NoteKeyChanged(key);
-  if ((effect == Effect::kInstall || tombstone) && !(flags & kRecordRelocated) &&
-      write_hook_ != nullptr) {
-    write_hook_(write_hook_arg_, key, type, tombstone);
-  }
   if (sync_ == SyncPolicy::kAlways) {
     bool durable = co_await log_.WaitDurable(seq);
     if (!durable) co_return Failure(log_.error());
@@ -587,20 +618,26 @@ Task Store::InspectExpired() {
   inspecting_ = false;
 }
 
+// Not a coroutine itself: the caller awaits Append's task, one coroutine frame fewer per write.
 TaskOf<WriteResult> Store::Write(std::string_view key, ValueType type, std::string_view value,
                                  int64_t expire_ms) {
-  uint64_t l;
-  bool applied;
-  if (roots_unknown_) co_await LearnRoot(key, Index::Fingerprint(key));
-  co_return co_await Append(key, Index::Fingerprint(key), type, value, expire_ms, 0, kAnyLoc, &l,
-                            &applied);
+  if (roots_unknown_) [[unlikely]] {
+    return WriteLearningRoot(key, type, value, expire_ms);
+  }
+  return Append(key, Index::Fingerprint(key), type, value, expire_ms, 0, kAnyLoc, nullptr, nullptr);
+}
+
+TaskOf<WriteResult> Store::WriteLearningRoot(std::string_view key, ValueType type,
+                                             std::string_view value, int64_t expire_ms) {
+  co_await LearnRoot(key, Index::Fingerprint(key));
+  co_return co_await Append(key, Index::Fingerprint(key), type, value, expire_ms, 0, kAnyLoc,
+                            nullptr, nullptr);
 }
 
 TaskOf<WriteResult> Store::WriteIf(std::string_view key, uint64_t expected, ValueType type,
                                    std::string_view value, int64_t expire_ms, bool* applied) {
-  uint64_t l;
-  co_return co_await Append(key, Index::Fingerprint(key), type, value, expire_ms, 0, expected, &l,
-                            applied);
+  return Append(key, Index::Fingerprint(key), type, value, expire_ms, 0, expected, nullptr,
+                applied);
 }
 
 TaskOf<WriteResult> Store::Delete(std::string_view key, int64_t now_ms, bool* existed) {

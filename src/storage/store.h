@@ -77,6 +77,7 @@ struct KeyInfo {
   ValueType type = ValueType::kString;
   int64_t expire_ms = 0;  // 0 = no TTL
   uint64_t loc = 0;       // the record's location word: changes with every write of the key
+  uint64_t fp = 0;        // the key's fingerprint, when Store::Lookup found it (0: not known)
 };
 
 struct ReadResult {
@@ -178,12 +179,22 @@ class Store {
   TaskOf<ReadResult> Read(std::string_view key, int64_t now_ms, bool count_stats);
   // The value of a key just looked up (no suspension between the Lookup and this call).
   TaskOf<ReadResult> ReadValue(std::string_view key, const KeyInfo& info);
+  // The value ReadValue would give at once from the value cache, or null if it is not cached
+  // (then ReadValue reads it). Valid until the store next changes. `info` is the key's, as
+  // Lookup gave it (its fingerprint is used).
+  const std::string* CachedValue(std::string_view key, const KeyInfo& info) {
+    return CachedRecord(info.fp != 0 ? info.fp : Index::Fingerprint(key), info.loc);
+  }
   // The record at a location word (for SCAN, KEYS, RANDOMKEY: the key comes with it).
   TaskOf<ReadResult> ReadAt(uint64_t fp, uint64_t loc);
 
   // --- Writes (the key's previous value, TTL and type are replaced) ---
   TaskOf<WriteResult> Write(std::string_view key, ValueType type, std::string_view value,
                             int64_t expire_ms);
+  // Write without suspending, when nothing would make it wait (no large record in flight, room
+  // in the log's buffer, appendfsync not "always", roots known, not a large record): true once
+  // written, as a completed Write. False: nothing was done, and Write must be awaited instead.
+  bool TryWriteNow(std::string_view key, ValueType type, std::string_view value, int64_t expire_ms);
   // Writes only if the key still has location `expected` (0 = must not exist): read-modify-
   // write commands retry when another write came in while they read. *applied says which.
   TaskOf<WriteResult> WriteIf(std::string_view key, uint64_t expected, ValueType type,
@@ -436,13 +447,20 @@ class Store {
 
   // The one append path (values, tombstones, relocations). `expect` is checked right before
   // the record is placed, with no suspension in between: the key must still be at that location
-  // (~0: anything; 0: must not exist). *applied says whether the record was written.
+  // (~0: anything; 0: must not exist). *applied says whether the record was written, and
+  // *loc_out where (either may be null: not wanted).
   // kMarkerCopy: defrag moving a deletion marker; the index is left alone.
   enum class Effect { kInstall, kTombstone, kMarkerCopy };
   TaskOf<WriteResult> Append(std::string_view key, uint64_t fp, ValueType type,
                              std::string_view value, int64_t expire_ms, uint8_t flags,
                              uint64_t expect, uint64_t* loc_out, bool* applied,
                              Effect effect = Effect::kInstall);
+  uint64_t Place(std::string_view key, uint64_t fp, ValueType type, std::string_view value,
+                 int64_t expire_ms, uint8_t flags, uint64_t expect, const ShardLog::Slot& slot,
+                 size_t len, uint64_t* loc_out, Effect effect);
+  // Write after a start from a checkpoint that left roots unknown: learns the key's first.
+  TaskOf<WriteResult> WriteLearningRoot(std::string_view key, ValueType type,
+                                        std::string_view value, int64_t expire_ms);
   TaskOf<WriteResult> AppendLarge(std::string_view key, uint64_t fp, ValueType type,
                                   std::string_view value, int64_t expire_ms, uint64_t* loc_out);
   // Resumes the writes waiting for the large record of `fp` (on a later loop turn).
@@ -472,6 +490,11 @@ class Store {
   void StartInspectingExpired();
   void SetTtl(uint64_t fp, int64_t expire_ms);
   void DropTtl(uint64_t fp);
+  // The cached value of the record at `loc`, or null (a snapshot's walk peeks, so the current
+  // version stays the cached one).
+  const std::string* CachedRecord(uint64_t fp, uint64_t loc) {
+    return snap_reading_ == nullptr ? cache_.Get(fp, loc) : cache_.Peek(fp, loc);
+  }
   TaskOf<ReadResult> ReadRecord(uint64_t fp, uint64_t loc, std::string_view want_key);
   WriteResult Failure(const std::string& what) const;
   Task DefragSegment(uint32_t seg, bool* ok);

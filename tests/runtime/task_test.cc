@@ -113,6 +113,30 @@ TEST(TaskTest, NestedAwaitRunsInOrder) {
                       "middle:end", "outer:after-middle", "leaf3", "outer:end"}));
 }
 
+// A handler that needs no coroutine returns an empty Task: already finished.
+Task MaybeCoroutine(Log* log, bool need_frame) {
+  log->push_back("called");
+  if (!need_frame) return Task();
+  return Leaf(log, "frame");
+}
+
+Task AwaitsEmptyAndFull(Log* log) {
+  co_await MaybeCoroutine(log, false);
+  log->push_back("after-empty");
+  co_await MaybeCoroutine(log, true);
+  log->push_back("after-full");
+}
+
+TEST(TaskTest, EmptyTaskIsFinished) {
+  int done = 0;
+  EXPECT_TRUE(Task().Start(&CountDone, &done));
+  EXPECT_EQ(done, 0);
+  Log log;
+  EXPECT_TRUE(AwaitsEmptyAndFull(&log).Start(&CountDone, &done));
+  EXPECT_EQ(done, 0);
+  EXPECT_EQ(log, (Log{"called", "after-empty", "called", "frame", "after-full"}));
+}
+
 Task Recurse(int depth, int* finished) {
   if (depth > 0) co_await Recurse(depth - 1, finished);
   ++*finished;

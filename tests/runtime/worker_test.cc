@@ -264,6 +264,47 @@ TEST_F(WorkerTest, ShardHopToOwnWorkerRunsInline) {
   EXPECT_EQ(w(0).mailbox_items() - items_before, 1u);
 }
 
+// ShardCall of a handler that finished without a coroutine (an empty Task), on the caller's own
+// worker (inline) and on another: the caller resumes at home either way.
+struct CallState {
+  Worker* home = nullptr;
+  Worker* target = nullptr;
+  int handler_runs = 0;
+  int resumed_at_home = 0;
+  std::atomic<bool> finished{false};
+};
+
+Task NoFrameHandler(CallState* s) {
+  if (Worker::Current() == s->target) ++s->handler_runs;
+  return Task();
+}
+
+Task CallTwice(CallState* s) {
+  co_await ShardCall(s->target, [s]() { return NoFrameHandler(s); });
+  if (Worker::Current() == s->home) ++s->resumed_at_home;
+  co_await ShardCall(s->target, [s]() { return NoFrameHandler(s); });
+  if (Worker::Current() == s->home) ++s->resumed_at_home;
+}
+
+void MarkCallFinished(void* arg) {
+  static_cast<CallState*>(arg)->finished.store(true, std::memory_order_release);
+}
+
+TEST_F(WorkerTest, ShardCallOfAnEmptyTaskResumesAtHome) {
+  StartAll();
+  for (int target : {0, 1}) {
+    CallState s;
+    s.home = &w(0);
+    s.target = &w(target);
+    PostFn(*s.home, [&s]() {
+      if (CallTwice(&s).Start(&MarkCallFinished, &s)) MarkCallFinished(&s);
+    });
+    ASSERT_TRUE(WaitFor([&]() { return s.finished.load(std::memory_order_acquire); }));
+    EXPECT_EQ(s.handler_runs, 2) << target;
+    EXPECT_EQ(s.resumed_at_home, 2) << target;
+  }
+}
+
 TEST_F(WorkerTest, TenThousandHopRoundTrips) {
   StartAll();
   HopState s;

@@ -316,6 +316,43 @@ TEST_F(StoreTest, AppendfsyncAlwaysWriteIsDurableWhenItReturns) {
   EXPECT_EQ(v.value, "v");
 }
 
+// TryWriteNow is Write without a coroutine: the same record, index entry, TTL and cached value;
+// it declines (doing nothing) whenever Write would have to wait.
+TEST_F(StoreTest, TryWriteNowWritesAsWriteDoesOrDeclines) {
+  auto s = Make();
+  const int64_t expire = NowMs() + 100000;
+  ASSERT_TRUE(s->TryWriteNow("now", ValueType::kString, "value", expire));
+  EXPECT_EQ(s->stats().dirty, 1u);
+  KeyInfo info = s->Lookup("now", NowMs());
+  ASSERT_TRUE(info.exists);
+  EXPECT_EQ(info.expire_ms, expire);
+  ASSERT_NE(s->CachedValue("now", info), nullptr);
+  EXPECT_EQ(*s->CachedValue("now", info), "value");
+  Evict(*s);
+  ReadOutcome r = Get(*s, "now");
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.value, "value");
+
+  StoreOptions always;
+  always.sync = SyncPolicy::kAlways;  // a write waits for the device: never at once
+  auto a = Make(always);
+  EXPECT_FALSE(a->TryWriteNow("k", ValueType::kString, "v", 0));
+  EXPECT_FALSE(a->Lookup("k", NowMs()).exists);
+  EXPECT_EQ(a->stats().dirty, 0u);
+
+  StoreOptions tight;
+  tight.buffer_bytes = 16 << 10;
+  tight.max_buffers = 2;
+  auto t = Make(tight);
+  int written = 0;
+  while (
+      t->TryWriteNow("k" + std::to_string(written), ValueType::kString, Value(4000, written), 0)) {
+    ASSERT_LT(++written, 100) << "the buffers never filled";
+  }
+  EXPECT_FALSE(t->Lookup("k" + std::to_string(written), NowMs()).exists);
+  EXPECT_EQ(t->stats().dirty, static_cast<uint64_t>(written));
+}
+
 TEST_F(StoreTest, CorruptRecordOnTheDeviceIsReportedNotServed) {
   auto s = Make(NoCache());
   ASSERT_TRUE(Put(*s, "victim", "precious value").ok());
