@@ -98,6 +98,14 @@ void NotifySet(std::string_view key, int64_t expire, bool expired) {
   if (expired) NotifyKeyspaceEvent(kNotifyExpired, "expired", key);
 }
 
+// The SET options that make the write depend on the key's current value or TTL.
+constexpr uint32_t kSetConditional = kSetNx | kSetXx | kSetGet | kSetKeepTtl;
+
+// The absolute expire time the options give the written value (0: none).
+int64_t ExpireToWrite(const ExtendedSetArgs& a) {
+  return (a.flags & kSetAnyExpire) ? a.expire_at_ms : 0;
+}
+
 // The common body of SET / SETNX / SETEX / PSETEX / GETSET. The check (NX/XX/GET) and the write
 // apply to the same version of the key: if another write slips in while the old value is read,
 // the command starts over.
@@ -105,9 +113,8 @@ void NotifySet(std::string_view key, int64_t expire, bool expired) {
 Task SetGeneric(Context& ctx, std::string_view key, std::string_view value, ExtendedSetArgs a,
                 bool reply_int) {
   Store& st = *ctx.store;
-  const bool conditional = (a.flags & (kSetNx | kSetXx | kSetGet | kSetKeepTtl)) != 0;
-  if (!conditional) {
-    int64_t expire = (a.flags & kSetAnyExpire) ? a.expire_at_ms : 0;
+  if ((a.flags & kSetConditional) == 0) {
+    const int64_t expire = ExpireToWrite(a);
     if (expire != 0 && expire <= ctx.now_ms) {
       bool existed;
       WriteResult w = co_await st.Delete(key, ctx.now_ms, &existed);  // already expired
@@ -183,8 +190,8 @@ Task Set(Context& ctx) {
   if (!ParseExtendedSetArgsOrReply(ctx, ctx.args.subspan(3), true, &a)) return Task();
   // A plain SET (no NX/XX/GET/KEEPTTL, no TTL already past) that the store can take at once
   // needs no coroutine at all.
-  if ((a.flags & (kSetNx | kSetXx | kSetGet | kSetKeepTtl)) == 0) {
-    const int64_t expire = (a.flags & kSetAnyExpire) ? a.expire_at_ms : 0;
+  if ((a.flags & kSetConditional) == 0) {
+    const int64_t expire = ExpireToWrite(a);
     if ((expire == 0 || expire > ctx.now_ms) &&
         ctx.store->TryWriteNow(ctx.args[1], ValueType::kString, ctx.args[2], expire)) {
       NotifySet(ctx.args[1], expire, false);
@@ -259,7 +266,7 @@ Task GetEx(Context& ctx) {
     resolved = true;
     bool changed = (a.flags & kSetAnyExpire) || ((a.flags & kSetPersist) && info.expire_ms != 0);
     if (changed) {
-      int64_t expire = (a.flags & kSetAnyExpire) ? a.expire_at_ms : 0;
+      const int64_t expire = ExpireToWrite(a);
       bool applied = false;
       WriteResult w;
       const bool past = expire != 0 && expire <= ctx.now_ms;

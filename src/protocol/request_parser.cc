@@ -379,7 +379,7 @@ bool ReadAhead(const char* data, size_t len, RequestAhead* out) {
   int64_t argc;
   size_t cr;
   // FastHeader is exactly what Parse reads first: the same bytes give the same numbers.
-  if (len == 0 || data[0] != '*' || !FastHeader(data, len, 0, '*', &argc, &cr) || argc < 1 ||
+  if (!FastHeader(data, len, 0, '*', &argc, &cr) || argc < 1 ||
       argc > static_cast<int64_t>(RequestAhead::kMaxArgs)) {
     return false;
   }

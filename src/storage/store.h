@@ -183,7 +183,7 @@ class Store {
   // (then ReadValue reads it). Valid until the store next changes. `info` is the key's, as
   // Lookup gave it (its fingerprint is used).
   const std::string* CachedValue(std::string_view key, const KeyInfo& info) {
-    return CachedRecord(info.fp != 0 ? info.fp : Index::Fingerprint(key), info.loc);
+    return CachedRecord(FingerprintOf(key, info), info.loc);
   }
   // The record at a location word (for SCAN, KEYS, RANDOMKEY: the key comes with it).
   TaskOf<ReadResult> ReadAt(uint64_t fp, uint64_t loc);
@@ -490,6 +490,10 @@ class Store {
   void StartInspectingExpired();
   void SetTtl(uint64_t fp, int64_t expire_ms);
   void DropTtl(uint64_t fp);
+  // The key's fingerprint: the one Lookup put in `info`, else computed.
+  static uint64_t FingerprintOf(std::string_view key, const KeyInfo& info) {
+    return info.fp != 0 ? info.fp : Index::Fingerprint(key);
+  }
   // The cached value of the record at `loc`, or null (a snapshot's walk peeks, so the current
   // version stays the cached one).
   const std::string* CachedRecord(uint64_t fp, uint64_t loc) {
