@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstring>
 
 namespace lavik {
 namespace {
@@ -67,13 +68,19 @@ uint16_t Crc16Bytewise(std::string_view data) {
 }
 
 std::string_view HashTagOf(std::string_view key) {
-  const size_t open = key.find('{');
-  if (open == std::string_view::npos) return key;
-  const size_t close = key.find('}', open + 1);
+  // memchr, not string_view::find: libstdc++'s find tests a byte at a time, and every write
+  // computes its key's slot (the record header's).
+  if (key.empty()) return key;
+  const char* const begin = key.data();
+  const char* const end = begin + key.size();
+  const auto* open = static_cast<const char*>(std::memchr(begin, '{', key.size()));
+  if (open == nullptr) return key;
+  const auto* close =
+      static_cast<const char*>(std::memchr(open + 1, '}', static_cast<size_t>(end - open - 1)));
   // "{}" (nothing between the braces) deliberately hashes the whole key, so
   // that keys like "foo{}{bar}" are spread out rather than piled on one slot.
-  if (close == std::string_view::npos || close == open + 1) return key;
-  return key.substr(open + 1, close - open - 1);
+  if (close == nullptr || close == open + 1) return key;
+  return std::string_view(open + 1, static_cast<size_t>(close - open - 1));
 }
 
 uint16_t KeyHashSlot(std::string_view key) {

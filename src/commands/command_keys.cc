@@ -330,15 +330,8 @@ bool CommandKeys(const CommandSpec& spec, std::span<const std::string_view> args
   return true;
 }
 
-bool StoredKeyArgs(const CommandSpec& spec, std::span<const std::string_view> args, int db,
-                   std::string* arena, std::vector<std::string_view>* out) {
-  // The common case first, as it costs least: in database 0 only a key that itself starts with
-  // the prefix changes, and most requests hold no argument starting with it.
-  if (db == 0) {
-    bool any = false;
-    for (std::string_view a : args) any = any || (!a.empty() && a[0] == kDbKeyPrefix[0]);
-    if (!any) return false;
-  }
+bool StoredKeyArgsSlow(const CommandSpec& spec, std::span<const std::string_view> args, int db,
+                       std::string* arena, std::vector<std::string_view>* out) {
   // Scripts see their KEYS as the client sent them; their redis.call commands are rewritten.
   if (IsScript(spec.name) || !CommandHasKeys(spec)) return false;
   std::vector<KeyRef> keys;

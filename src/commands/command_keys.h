@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/db_key.h"
 #include "commands/command.h"
 
 namespace lavik {
@@ -31,8 +32,19 @@ bool CommandKeys(const CommandSpec& spec, std::span<const std::string_view> args
 // (base/db_key.h), the strings in *arena and the views in *out. False, with nothing written, when
 // no key changes (database 0 and no key starting with the prefix) and for scripts (EVAL, FCALL:
 // their redis.call commands are rewritten instead).
-bool StoredKeyArgs(const CommandSpec& spec, std::span<const std::string_view> args, int db,
-                   std::string* arena, std::vector<std::string_view>* out);
+// Inline for the common case, which costs least: in database 0 only a key that itself starts
+// with the prefix changes, and most requests hold no argument starting with it.
+bool StoredKeyArgsSlow(const CommandSpec& spec, std::span<const std::string_view> args, int db,
+                       std::string* arena, std::vector<std::string_view>* out);
+inline bool StoredKeyArgs(const CommandSpec& spec, std::span<const std::string_view> args, int db,
+                          std::string* arena, std::vector<std::string_view>* out) {
+  if (db == 0) {
+    bool any = false;
+    for (std::string_view a : args) any |= !a.empty() && a[0] == kDbKeyPrefix[0];
+    if (!any) return false;
+  }
+  return StoredKeyArgsSlow(spec, args, db, arena, out);
+}
 
 // True if the command can name keys at all (fixed positions, movable keys or a key spec that is
 // not a channel's).

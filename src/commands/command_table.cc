@@ -2,7 +2,10 @@
 
 #include <strings.h>
 
+#include <bit>
 #include <cstdint>
+
+#include "storage/format.h"  // DecodeFixed32/64
 
 namespace lavik {
 namespace {
@@ -35,6 +38,42 @@ inline bool Lower(std::string_view name, char* buf, size_t cap, std::string_view
   return true;
 }
 
+constexpr uint64_t kEachByte = 0x0101010101010101ull;
+
+// Every ASCII capital among the eight bytes of `x` made lowercase; other bytes unchanged (a byte
+// >= 0x80 never counts as a letter).
+inline uint64_t LowerWord(uint64_t x) {
+  const uint64_t low7 = x & (0x7F * kEachByte);
+  const uint64_t from_a = low7 + (0x80 - 'A') * kEachByte;      // top bit: low7 >= 'A'
+  const uint64_t past_z = low7 + (0x80 - 'Z' - 1) * kEachByte;  // top bit: low7 > 'Z'
+  const uint64_t capital = from_a & ~past_z & ~x & (0x80 * kEachByte);
+  return x | (capital >> 2);  // 0x80 >> 2 == 0x20, the case bit
+}
+
+// A name of at most 15 bytes as CommandTable::ShortSlot's two words, lowercase, reading only the
+// name's own bytes (overlapping loads, never past its end).
+inline void PackShort(std::string_view name, uint64_t* lo, uint64_t* hi) {
+  const char* p = name.data();
+  const size_t n = name.size();
+  uint64_t a = 0, b = 0;
+  if (n >= 8) {
+    a = DecodeFixed64(p);
+    if (n > 8) b = LowerWord(DecodeFixed64(p + n - 8) >> (8 * (16 - n)));
+  } else if (n >= 4) {
+    a = uint64_t{DecodeFixed32(p)} | (uint64_t{DecodeFixed32(p + n - 4)} << (8 * (n - 4)));
+  } else if (n > 0) {
+    a = static_cast<unsigned char>(p[0]) |
+        (static_cast<uint64_t>(static_cast<unsigned char>(p[n / 2])) << (8 * (n / 2))) |
+        (static_cast<uint64_t>(static_cast<unsigned char>(p[n - 1])) << (8 * (n - 1)));
+  }
+  *lo = LowerWord(a);
+  *hi = b | (static_cast<uint64_t>(n) << 56);
+}
+
+inline uint64_t ShortHash(uint64_t lo, uint64_t hi) {
+  return (lo ^ (hi * 0x9E3779B97F4A7C15ull)) * 0xFF51AFD7ED558CCDull;
+}
+
 }  // namespace
 
 CommandTable::CommandTable(std::span<const std::span<const CommandSpec>> families) {
@@ -51,8 +90,22 @@ CommandTable::CommandTable(std::span<const std::span<const CommandSpec>> familie
 void CommandTable::BuildIndex() {
   size_t size = 16;
   while (size < by_name_.size() * 4) size *= 2;
+  short_index_.assign(size, ShortSlot{});
+  short_shift_ = 64 - std::countr_zero(size);
+  short_mask_ = size - 1;
   index_.assign(size, Slot{});
   for (const auto& [name, spec] : by_name_) {
+    if (name.size() <= kShortMax) {
+      uint64_t lo, hi;
+      PackShort(name, &lo, &hi);
+      for (size_t i = ShortHash(lo, hi) >> short_shift_;; i = (i + 1) & (size - 1)) {
+        if (short_index_[i].spec == nullptr) {
+          short_index_[i] = ShortSlot{lo, hi, spec};
+          break;
+        }
+      }
+      continue;
+    }
     for (size_t i = NameHash(name) & (size - 1);; i = (i + 1) & (size - 1)) {
       if (index_[i].spec == nullptr) {
         index_[i] = Slot{name, spec};
@@ -89,6 +142,19 @@ std::string CommandTable::Rename(std::string_view from, std::string_view to) {
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
+  if (name.size() > kShortMax) [[unlikely]] {
+    return FindLong(name);
+  }
+  uint64_t lo, hi;
+  PackShort(name, &lo, &hi);
+  for (size_t i = ShortHash(lo, hi) >> short_shift_;; i = (i + 1) & short_mask_) {
+    const ShortSlot& s = short_index_[i];
+    if (s.spec == nullptr) return nullptr;
+    if (s.lo == lo && s.hi == hi) return s.spec;
+  }
+}
+
+const CommandSpec* CommandTable::FindLong(std::string_view name) const {
   char buf[64];
   std::string_view lower;
   uint64_t h;

@@ -138,10 +138,10 @@ int Server::RouteShard(const CommandSpec* spec, std::span<const std::string_view
   if (spec->first_key <= 0 || (spec->flags & kCmdHome)) return -1;
   const int argc = static_cast<int>(args.size());
   if (spec->first_key >= argc) return -1;
+  if (shards_->size() == 1) return 0;
   int last = spec->last_key < 0 ? argc + spec->last_key : spec->last_key;
   if (last >= argc) last = argc - 1;
   const int shard = shards_->ShardOf(args[spec->first_key]);
-  if (shards_->size() == 1) return shard;
   for (int i = spec->first_key + spec->key_step; i <= last; i += spec->key_step) {
     if (shards_->ShardOf(args[i]) != shard) {
       *multi = true;

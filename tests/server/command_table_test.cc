@@ -122,6 +122,41 @@ TEST_F(CommandTableTest, UnknownNamesAreNull) {
   EXPECT_EQ(table_.Find("g\xC5t"), nullptr);
 }
 
+// Every name with one byte changed, or one byte added or removed at either end, finds nothing
+// unless the change is a case fold: the short names' packed words and the long names' hash
+// index both compare every byte and the length.
+TEST_F(CommandTableTest, NamesOneByteAwayAreNotFound) {
+  std::set<std::string> names;
+  for (const CommandSpec* spec : table_.all()) names.emplace(spec->name);
+  // Found exactly when its ASCII-lowercase form is a command's name.
+  auto expect_found_iff_named = [&](const std::string& m) {
+    std::string folded = m;
+    for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(table_.Find(m) != nullptr, names.count(folded) != 0) << m;
+  };
+  const std::string bytes = std::string("aAzZ_\x7f-|0\x80\xC1 ", 12) + std::string(1, '\0');
+  size_t tried = 0;
+  for (const std::string& name : names) {
+    for (size_t i = 0; i < name.size(); ++i) {
+      for (char b : bytes) {
+        std::string m = name;
+        m[i] = b;
+        expect_found_iff_named(m);
+        ++tried;
+      }
+    }
+    for (char b : bytes) {
+      expect_found_iff_named(name + b);
+      expect_found_iff_named(b + name);
+    }
+    expect_found_iff_named(name.substr(1));
+    expect_found_iff_named(name.substr(0, name.size() - 1));
+  }
+  EXPECT_GT(tried, 10000u);
+  // Names around the two indexes' boundary (15 bytes): neither index holds a wrong length.
+  for (size_t n = 1; n <= 40; ++n) EXPECT_EQ(table_.Find(std::string(n, 'x')), nullptr) << n;
+}
+
 TEST_F(CommandTableTest, ArityRules) {
   const CommandSpec* get = table_.Find("get");  // arity 2: exactly
   ASSERT_NE(get, nullptr);
