@@ -87,30 +87,44 @@ CommandTable::CommandTable(std::span<const std::span<const CommandSpec>> familie
   BuildIndex();
 }
 
-void CommandTable::BuildIndex() {
+namespace {
+
+// An open-addressing index of `n` entries: a power of two at least four times n (and 16).
+size_t IndexSize(size_t n) {
   size_t size = 16;
-  while (size < by_name_.size() * 4) size *= 2;
+  while (size < n * 4) size *= 2;
+  return size;
+}
+
+// Puts `slot` in the first free place from `start` on (linear probing).
+template <typename SlotT>
+void PutInIndex(std::vector<SlotT>* index, size_t start, const SlotT& slot) {
+  const size_t mask = index->size() - 1;
+  for (size_t i = start & mask;; i = (i + 1) & mask) {
+    if ((*index)[i].spec == nullptr) {
+      (*index)[i] = slot;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void CommandTable::BuildIndex() {
+  size_t short_names = 0;
+  for (const auto& entry : by_name_) short_names += entry.first.size() <= kShortMax ? 1 : 0;
+  const size_t size = IndexSize(short_names);
   short_index_.assign(size, ShortSlot{});
   short_shift_ = 64 - std::countr_zero(size);
   short_mask_ = size - 1;
-  index_.assign(size, Slot{});
+  index_.assign(IndexSize(by_name_.size() - short_names), Slot{});
   for (const auto& [name, spec] : by_name_) {
     if (name.size() <= kShortMax) {
       uint64_t lo, hi;
       PackShort(name, &lo, &hi);
-      for (size_t i = ShortHash(lo, hi) >> short_shift_;; i = (i + 1) & (size - 1)) {
-        if (short_index_[i].spec == nullptr) {
-          short_index_[i] = ShortSlot{lo, hi, spec};
-          break;
-        }
-      }
-      continue;
-    }
-    for (size_t i = NameHash(name) & (size - 1);; i = (i + 1) & (size - 1)) {
-      if (index_[i].spec == nullptr) {
-        index_[i] = Slot{name, spec};
-        break;
-      }
+      PutInIndex(&short_index_, ShortHash(lo, hi) >> short_shift_, ShortSlot{lo, hi, spec});
+    } else {
+      PutInIndex(&index_, NameHash(name), Slot{name, spec});
     }
   }
 }
