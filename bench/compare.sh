@@ -31,6 +31,13 @@
 # per request). TWO_WORKER_PIN=no starts it with --no-pin-workers (the scheduler places the two
 # workers; with the load generator on the same cores that is much cheaper: doc/threading.md).
 #
+# Rounds (BENCH_ROUNDS, default 3): the main points are measured that many times, round after
+# round (every point once, then every point again), so that a spell of load from other users of
+# the machine lands in one round, not in every sample of one point. The table shows each
+# server's median over the rounds (ops/s, latencies, CPU per request, each taken separately),
+# the ratios of those medians, and the lowest and highest of the per-round ratios. The device
+# and two-worker sections measure once and compare against the one-worker medians.
+#
 # Pinning: server on SERVER_CPUS (default 1), client on CLIENT_CPUS (default 0). LAVIK_THREADS
 # defaults to 1 so that lavik, like redis-server, executes commands on one core: that is the
 # apples-to-apples comparison. With more lavik threads than server CPUs, --no-pin-workers is
@@ -40,6 +47,7 @@
 #
 # Environment (defaults in brackets):
 #   LAVIK_BIN [build/lavik]      LAVIK_THREADS [1]       SERVER_CPUS [1]   CLIENT_CPUS [0]
+#   BENCH_ROUNDS [3]
 #   BENCH_REQUESTS [600000]      BENCH_CLIENTS ["50 200 1000"]  BENCH_TESTS ["set get"]
 #   BENCH_PIPELINE [16: "" skips the pipelined points]  BENCH_PIPELINE_CLIENTS ["50"]
 #   BENCH_KEYSPACE [1000000]     BENCH_VALUE_SIZE [1024]   BENCH_SERVERS ["lavik redis"]
@@ -62,6 +70,7 @@ LAVIK_THREADS=${LAVIK_THREADS:-1}
 SERVER_CPUS=${SERVER_CPUS:-1}
 CLIENT_CPUS=${CLIENT_CPUS:-0}
 BENCH_REQUESTS=${BENCH_REQUESTS:-600000}
+BENCH_ROUNDS=${BENCH_ROUNDS:-3}
 BENCH_CLIENTS=${BENCH_CLIENTS:-50 200 1000}
 BENCH_PIPELINE=${BENCH_PIPELINE-16}
 BENCH_PIPELINE_CLIENTS=${BENCH_PIPELINE_CLIENTS:-50}
@@ -88,6 +97,8 @@ require_tools "$REDIS_SERVER" "$REDIS_CLI" "$REDIS_BENCHMARK" "$PYTHON" taskset 
 [[ -x $LAVIK_BIN ]] || die "$LAVIK_BIN not built (cmake --build build)"
 require_uint LAVIK_THREADS "$LAVIK_THREADS"
 require_uint BENCH_REQUESTS "$BENCH_REQUESTS"
+require_uint BENCH_ROUNDS "$BENCH_ROUNDS"
+((BENCH_ROUNDS >= 1)) || die "BENCH_ROUNDS must be at least 1"
 require_uint BENCH_KEYSPACE "$BENCH_KEYSPACE"
 require_uint BENCH_VALUE_SIZE "$BENCH_VALUE_SIZE"
 [[ -z $BENCH_PIPELINE ]] || require_uint BENCH_PIPELINE "$BENCH_PIPELINE"
@@ -344,6 +355,8 @@ if [[ -n $BENCH_PIPELINE ]]; then
   done
 fi
 
+have_server() { [[ " $BENCH_SERVERS " == *" $1 "* ]]; }
+
 # in_order N: SERVERS, reversed for odd N (so neither server always runs right after the other).
 in_order() {
   ORDER=("${SERVERS[@]}")
@@ -355,22 +368,63 @@ in_order() {
   fi
 }
 
+# Each round's results are labelled SERVER@ROUND; the medians go under SERVER (below).
 point=0
+for ((round = 1; round <= BENCH_ROUNDS; round++)); do
+  for p in "${POINTS[@]}"; do
+    IFS=: read -r test clients pipe <<<"$p"
+    in_order "$point"
+    for server in "${ORDER[@]}"; do
+      use_server "$server"
+      log "round $round of $BENCH_ROUNDS"
+      run_point "$test" "$clients" "$pipe" "$BENCH_KEYSPACE" "$BENCH_REQUESTS" "$server@$round"
+    done
+    point=$((point + 1))
+  done
+done
+
+# median V...: the middle value (the mean of the two middle ones for an even count).
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+    END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# ratio_range ARRAY A B: "min-max" of ARRAY[A@r|point] / ARRAY[B@r|point] over the rounds, for
+# the point in POINT_KEY.
+ratio_range() {
+  local -n arr=$1
+  local a=$2 b=$3 r list=()
+  for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+    list+=("${arr[$a@$r|$POINT_KEY]}" "${arr[$b@$r|$POINT_KEY]}")
+  done
+  printf '%s\n' "${list[@]}" | paste - - | awk '
+    { q = $1 / $2; if (NR == 1 || q < lo) lo = q; if (NR == 1 || q > hi) hi = q }
+    END { printf "%.2f-%.2f\n", lo, hi }'
+}
+declare -A OPS_RANGE CPU_RANGE
 for p in "${POINTS[@]}"; do
   IFS=: read -r test clients pipe <<<"$p"
-  in_order "$point"
-  for server in "${ORDER[@]}"; do
-    use_server "$server"
-    run_point "$test" "$clients" "$pipe"
+  POINT_KEY="$test|$clients|$pipe"
+  for server in "${SERVERS[@]}"; do
+    for arr in RPS P50 P99 P999 CPU_US CLIENT_US; do
+      declare -n a=$arr
+      vals=()
+      for ((round = 1; round <= BENCH_ROUNDS; round++)); do
+        vals+=("${a[$server@$round|$POINT_KEY]}")
+      done
+      a["$server|$POINT_KEY"]=$(median "${vals[@]}")
+      unset -n a
+    done
   done
-  point=$((point + 1))
+  if have_server lavik && have_server redis; then
+    OPS_RANGE[$POINT_KEY]=$(ratio_range RPS lavik redis)
+    CPU_RANGE[$POINT_KEY]=$(ratio_range CPU_US lavik redis)
+  fi
 done
 
 # --- Device path -----------------------------------------------------------------------------
 
 DEVICE_KEYS=$((DEVICE_FACTOR * DEVICE_CACHE_MB * 1048576 / BENCH_VALUE_SIZE))
 DEVICE_DONE=0
-have_server() { [[ " $BENCH_SERVERS " == *" $1 "* ]]; }
 # storage_field NAME: INFO storage field NAME of the current server.
 storage_field() { info_get "$(cli INFO storage)" "$1"; }
 if [[ $BENCH_DEVICE == 1 ]] && have_server lavik && have_server redis; then
@@ -465,13 +519,13 @@ ratio() {
 
 HEADERS=(test conns P "lavik ops/s" "redis ops/s" "ops ratio l/r" "lavik p50 ms" "lavik p99 ms"
   "lavik p99.9 ms" "redis p50 ms" "redis p99 ms" "redis p99.9 ms" "lavik CPU us/req" "redis CPU us/req" "CPU ratio l/r"
-  "client CPU us/req l/r")
+  "client CPU us/req l/r" "ops ratio per round" "CPU ratio per round")
 ROWS=()
 for p in "${POINTS[@]}"; do
   IFS=: read -r test clients pipe <<<"$p"
   l="lavik|$test|$clients|$pipe"
   r="redis|$test|$clients|$pipe"
-  ROWS+=("${test^^}|$clients|$pipe|${RPS[$l]:--}|${RPS[$r]:--}|$(ratio "${RPS[$l]:-}" "${RPS[$r]:-}")|${P50[$l]:--}|${P99[$l]:--}|${P999[$l]:--}|${P50[$r]:--}|${P99[$r]:--}|${P999[$r]:--}|${CPU_US[$l]:--}|${CPU_US[$r]:--}|$(ratio "${CPU_US[$l]:-}" "${CPU_US[$r]:-}")|${CLIENT_US[$l]:--}/${CLIENT_US[$r]:--}")
+  ROWS+=("${test^^}|$clients|$pipe|${RPS[$l]:--}|${RPS[$r]:--}|$(ratio "${RPS[$l]:-}" "${RPS[$r]:-}")|${P50[$l]:--}|${P99[$l]:--}|${P999[$l]:--}|${P50[$r]:--}|${P99[$r]:--}|${P999[$r]:--}|${CPU_US[$l]:--}|${CPU_US[$r]:--}|$(ratio "${CPU_US[$l]:-}" "${CPU_US[$r]:-}")|${CLIENT_US[$l]:--}/${CLIENT_US[$r]:--}|${OPS_RANGE[$test|$clients|$pipe]:--}|${CPU_RANGE[$test|$clients|$pipe]:--}")
 done
 # busy CPU_US RPS: the share of one core a process used (CPU us per request x requests per second).
 busy() { awk -v u="${1:-}" -v r="${2:-}" 'BEGIN { if (u == "" || r == "") print "-"; else printf "%.2f", u * r / 1e6 }'; }
@@ -525,18 +579,19 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   echo "settings: $SETTINGS"
   echo "load average (other users of the machine skew ops/s): $LOAD_START at start, $LOAD_END at end"
   echo
-  printf '%-5s %5s %3s %11s %11s %6s %7s %7s %7s %7s %7s %7s %9s %9s %8s %13s\n' \
+  printf '%-5s %5s %3s %11s %11s %6s %7s %7s %7s %7s %7s %7s %9s %9s %8s %13s %10s %10s\n' \
     test conns P "lavik op/s" "redis op/s" ratio "l p50" "l p99" "l p99.9" "r p50" "r p99" \
     "r p99.9" "l us/req" \
-    "r us/req" "CPU l/r" "client us l/r"
+    "r us/req" "CPU l/r" "client us l/r" "ops rounds" "CPU rounds"
   for row in "${ROWS[@]}"; do
     IFS='|' read -r -a f <<<"$row"
-    printf '%-5s %5s %3s %11s %11s %6s %7s %7s %7s %7s %7s %7s %9s %9s %8s %13s\n' "${f[@]}"
+    printf '%-5s %5s %3s %11s %11s %6s %7s %7s %7s %7s %7s %7s %9s %9s %8s %13s %10s %10s\n' "${f[@]}"
   done
   echo
   echo "p50/p99/p99.9 in ms; us/req = server utime+stime (all threads) per request; client us = the"
   echo "load generator's CPU per request in each server's run; ratios are lavik/redis"
-  echo "(ops: higher is better for lavik; CPU: lower is better for lavik)."
+  echo "(ops: higher is better for lavik; CPU: lower is better for lavik). Every figure is the median"
+  echo "of $BENCH_ROUNDS rounds; 'rounds' is the lowest-highest of the per-round ratios."
   if ((DEVICE_DONE)); then
     echo
     echo "Device path (lavik-dev: --cache-mb $DEVICE_CACHE_MB; redis-server holds it all in DRAM):"
@@ -561,6 +616,8 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   echo "- lavik I/O switches (environment): $LAVIK_ENV"
   echo "- settings: \`$SETTINGS\`"
   echo "- load average: $LOAD_START at start, $LOAD_END at end (other users of the machine skew ops/s)"
+  echo "- $BENCH_ROUNDS rounds of every point; each figure is the median over the rounds, the ratios are of the medians,"
+  echo "  and 'per round' gives the lowest and highest of the rounds' own ratios"
   echo "- servers measured one at a time (interleaved per point); CPU = utime+stime of the server process (all threads)"
   echo "  from /proc/PID/stat over each point, divided by requests (CLK_TCK $CLK_TCK)"
   echo
