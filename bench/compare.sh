@@ -18,8 +18,9 @@
 # DEVICE_FACTOR times that in 1 KiB values (so nearly every GET reads the data file), measured
 # with GET at each of DEVICE_CLIENTS connection counts (pipeline 1: at most that many device reads
 # in flight, fewer while replies and next requests travel) against redis-server (all in DRAM) and
-# against the DRAM-path lavik at the same connections; then fio reads 4 KiB at random from lavik's
-# data file at the same iodepth (io_uring, O_DIRECT, pinned to SERVER_CPUS like the server).
+# against the same lavik's cached GETs (DEVICE_HOT_KEYS keys, half its cache, measured right after
+# the device point); then fio reads 4 KiB at random from lavik's data file at the same iodepth
+# (io_uring, O_DIRECT, pinned to SERVER_CPUS like the server). All of it BENCH_ROUNDS times.
 # Printed per count: lavik GET/s as a share of fio's IOPS, device-GET CPU over cached-GET CPU,
 # device reads per GET and bytes per device read (INFO storage), and how busy each core was
 # (CPU per request x requests per second: the server's and the load generator's). fio is
@@ -52,7 +53,7 @@
 #   BENCH_PIPELINE [16: "" skips the pipelined points]  BENCH_PIPELINE_CLIENTS ["50"]
 #   BENCH_KEYSPACE [1000000]     BENCH_VALUE_SIZE [1024]   BENCH_SERVERS ["lavik redis"]
 #   BENCH_DEVICE [1]  DEVICE_CACHE_MB [64]  DEVICE_FACTOR [10]  DEVICE_CLIENTS ["32 256"]
-#   DEVICE_REQUESTS [300000]  FIO_SECONDS [10]
+#   DEVICE_REQUESTS [300000]  DEVICE_HOT_KEYS [half DEVICE_CACHE_MB in values]  FIO_SECONDS [10]
 #   BENCH_TWO_WORKERS [1]  TWO_WORKER_CLIENTS [50]  TWO_WORKER_PIN [yes]
 #   LAVIK_LEGACY_IO / LAVIK_FIXED_FILES: passed to lavik (older I/O paths; doc/threading.md)
 #   RESULTS_DIR [bench/results]  KEEP_TMP [0: the temporary directory is deleted on exit]
@@ -113,6 +114,10 @@ if [[ $BENCH_DEVICE == 1 ]]; then
   for c in $DEVICE_CLIENTS; do require_uint DEVICE_CLIENTS "$c"; done
   [[ -n ${DEVICE_CLIENTS// /} ]] || die "DEVICE_CLIENTS is empty"
   require_uint DEVICE_REQUESTS "$DEVICE_REQUESTS"
+  # Half the cache's bytes in values: the cached GETs' keys all fit with room to spare.
+  DEVICE_HOT_KEYS=${DEVICE_HOT_KEYS:-$((DEVICE_CACHE_MB * 1048576 / 2 / BENCH_VALUE_SIZE))}
+  require_uint DEVICE_HOT_KEYS "$DEVICE_HOT_KEYS"
+  ((DEVICE_HOT_KEYS > 0)) || die "DEVICE_HOT_KEYS must be at least 1"
   require_uint FIO_SECONDS "$FIO_SECONDS"
   if ! command -v fio >/dev/null; then
     [[ $(id -u) == 0 ]] || die "fio is missing (sudo apt-get install fio, or BENCH_DEVICE=0)"
@@ -388,13 +393,28 @@ median() {
   printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
     END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-# ratio_range ARRAY A B: "min-max" of ARRAY[A@r|point] / ARRAY[B@r|point] over the rounds, for
-# the point in POINT_KEY.
+# take_medians LABEL KEY ARRAY...: ARRAY[LABEL|KEY] = the median of ARRAY[LABEL@ROUND|KEY] over
+# the rounds, for each ARRAY.
+take_medians() {
+  local label=$1 key=$2 arr r
+  shift 2
+  for arr in "$@"; do
+    declare -n a=$arr
+    local vals=()
+    for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+      vals+=("${a[$label@$r|$key]}")
+    done
+    a["$label|$key"]=$(median "${vals[@]}")
+    unset -n a
+  done
+}
+# ratio_range ARRAY_A LABEL_A ARRAY_B LABEL_B KEY: "lowest-highest" over the rounds of
+# ARRAY_A[LABEL_A@ROUND|KEY] / ARRAY_B[LABEL_B@ROUND|KEY].
 ratio_range() {
-  local -n arr=$1
-  local a=$2 b=$3 r list=()
+  local -n num=$1 den=$3
+  local num_label=$2 den_label=$4 key=$5 r list=()
   for ((r = 1; r <= BENCH_ROUNDS; r++)); do
-    list+=("${arr[$a@$r|$POINT_KEY]}" "${arr[$b@$r|$POINT_KEY]}")
+    list+=("${num[$num_label@$r|$key]}" "${den[$den_label@$r|$key]}")
   done
   printf '%s\n' "${list[@]}" | paste - - | awk '
     { q = $1 / $2; if (NR == 1 || q < lo) lo = q; if (NR == 1 || q > hi) hi = q }
@@ -403,21 +423,12 @@ ratio_range() {
 declare -A OPS_RANGE CPU_RANGE
 for p in "${POINTS[@]}"; do
   IFS=: read -r test clients pipe <<<"$p"
-  POINT_KEY="$test|$clients|$pipe"
   for server in "${SERVERS[@]}"; do
-    for arr in RPS P50 P99 P999 CPU_US CLIENT_US; do
-      declare -n a=$arr
-      vals=()
-      for ((round = 1; round <= BENCH_ROUNDS; round++)); do
-        vals+=("${a[$server@$round|$POINT_KEY]}")
-      done
-      a["$server|$POINT_KEY"]=$(median "${vals[@]}")
-      unset -n a
-    done
+    take_medians "$server" "$test|$clients|$pipe" RPS P50 P99 P999 CPU_US CLIENT_US
   done
   if have_server lavik && have_server redis; then
-    OPS_RANGE[$POINT_KEY]=$(ratio_range RPS lavik redis)
-    CPU_RANGE[$POINT_KEY]=$(ratio_range CPU_US lavik redis)
+    OPS_RANGE[$test|$clients|$pipe]=$(ratio_range RPS lavik RPS redis "$test|$clients|$pipe")
+    CPU_RANGE[$test|$clients|$pipe]=$(ratio_range CPU_US lavik CPU_US redis "$test|$clients|$pipe")
   fi
 done
 
@@ -429,13 +440,6 @@ DEVICE_DONE=0
 storage_field() { info_get "$(cli INFO storage)" "$1"; }
 if [[ $BENCH_DEVICE == 1 ]] && have_server lavik && have_server redis; then
   read -r -a DEV_CONNS <<<"$DEVICE_CLIENTS"
-  # The DRAM path at the same connections, for "device GET CPU / cached GET CPU".
-  for c in "${DEV_CONNS[@]}"; do
-    if [[ -z ${RPS[lavik|get|$c|1]:-} ]]; then
-      use_server lavik
-      run_point get "$c" 1
-    fi
-  done
   # A freed DRAM lavik leaves the page cache and memory to the device-path one.
   stop_server lavik
   if ((DEVICE_KEYS > BENCH_KEYSPACE)); then
@@ -446,35 +450,62 @@ if [[ $BENCH_DEVICE == 1 ]] && have_server lavik && have_server redis; then
   fill "$DEVICE_KEYS"
   check_server fill
   DEV_DATA_FILE=$TMP/dev/data/lavik.data
+  DEV_FILE_BYTES=$(stat -c %s "$DEV_DATA_FILE")
   # Warm-up (not reported): the value cache reaches its steady state.
   run_point get "${DEV_CONNS[0]}" 1 "$DEVICE_KEYS" $((DEVICE_REQUESTS / 4)) warmup
-  declare -A DEV_READS DEV_BYTES FIO_IOPS FIO_CPU_US
+  declare -A DEV_READS DEV_BYTES HOT_READS FIO_IOPS FIO_CPU_US
   for c in "${DEV_CONNS[@]}"; do
-    use_server lavik-dev
-    reads0=$(storage_field device_reads)
-    bytes0=$(storage_field device_bytes_read)
-    run_point get "$c" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" lavik-dev
-    DEV_READS[$c]=$(($(storage_field device_reads) - reads0))
-    DEV_BYTES[$c]=$(($(storage_field device_bytes_read) - bytes0))
-    use_server redis
-    run_point get "$c" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" redis-dev
+    DEV_READS[$c]=0
+    DEV_BYTES[$c]=0
+    HOT_READS[$c]=0
   done
-  DEV_FILE_BYTES=$(stat -c %s "$DEV_DATA_FILE")
-  stop_server lavik-dev
-  # fio on lavik's own data file (read-only), as the server runs: same CPUs, same file system.
-  for c in "${DEV_CONNS[@]}"; do
-    log "fio: 4 KiB random reads, iodepth $c, ${FIO_SECONDS} s on $DEV_DATA_FILE"
-    taskset -c "$SERVER_CPUS" fio --name=randread --filename="$DEV_DATA_FILE" --readonly \
-      --size="$DEV_FILE_BYTES" --rw=randread --bs=4k --direct=1 --ioengine=io_uring \
-      --iodepth="$c" --numjobs=1 --time_based --runtime="$FIO_SECONDS" \
-      --output-format=json >"$RAW_DIR/fio-$c.json" 2>"$RAW_DIR/fio-$c.err" ||
-      die "fio failed; see $RAW_DIR/fio-$c.err"
-    read -r FIO_IOPS[$c] FIO_CPU_US[$c] <<<"$("$PYTHON" -c 'import json, sys
+  for ((round = 1; round <= BENCH_ROUNDS; round++)); do
+    for c in "${DEV_CONNS[@]}"; do
+      key="get|$c|1"
+      use_server lavik-dev
+      log "device path, round $round of $BENCH_ROUNDS"
+      reads0=$(storage_field device_reads)
+      bytes0=$(storage_field device_bytes_read)
+      run_point get "$c" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" "lavik-dev@$round"
+      DEV_READS[$c]=$((DEV_READS[$c] + $(storage_field device_reads) - reads0))
+      DEV_BYTES[$c]=$((DEV_BYTES[$c] + $(storage_field device_bytes_read) - bytes0))
+      # The same lavik's cached GETs, right after: DEVICE_HOT_KEYS keys that fit its cache,
+      # brought back into it first (the device point above evicted some of them).
+      run_point get "$c" 1 "$DEVICE_HOT_KEYS" $((DEVICE_HOT_KEYS * 2)) hot-warmup
+      reads0=$(storage_field device_reads)
+      run_point get "$c" 1 "$DEVICE_HOT_KEYS" "$DEVICE_REQUESTS" "lavik-hot@$round"
+      HOT_READS[$c]=$((HOT_READS[$c] + $(storage_field device_reads) - reads0))
+      use_server redis
+      run_point get "$c" 1 "$DEVICE_KEYS" "$DEVICE_REQUESTS" "redis-dev@$round"
+      # fio on lavik's own data file (read-only; lavik idles meanwhile): same CPUs, same file
+      # system, same queue depth.
+      log "fio: 4 KiB random reads, iodepth $c, ${FIO_SECONDS} s on $DEV_DATA_FILE"
+      fio_json="$RAW_DIR/fio-$c-round$round.json"
+      taskset -c "$SERVER_CPUS" fio --name=randread --filename="$DEV_DATA_FILE" --readonly \
+        --size="$DEV_FILE_BYTES" --rw=randread --bs=4k --direct=1 --ioengine=io_uring \
+        --iodepth="$c" --numjobs=1 --time_based --runtime="$FIO_SECONDS" \
+        --output-format=json >"$fio_json" 2>"$fio_json.err" ||
+        die "fio failed; see $fio_json.err"
+      read -r "FIO_IOPS[fio@$round|$key]" "FIO_CPU_US[fio@$round|$key]" <<<"$("$PYTHON" -c 'import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 iops = j["read"]["iops"]
 # usr_cpu/sys_cpu: percent of one CPU over the run.
 print("%.0f %.2f" % (iops, (j["usr_cpu"] + j["sys_cpu"]) / 100 * 1e6 / iops if iops else 0))' \
-      "$RAW_DIR/fio-$c.json")"
+        "$fio_json")"
+    done
+  done
+  stop_server lavik-dev
+  declare -A DEV_OPS_RANGE DEV_CPU_RANGE DEV_HOT_RANGE DEV_FIO_RANGE
+  for c in "${DEV_CONNS[@]}"; do
+    key="get|$c|1"
+    for label in lavik-dev lavik-hot redis-dev; do
+      take_medians "$label" "$key" RPS P50 P99 P999 CPU_US CLIENT_US
+    done
+    take_medians fio "$key" FIO_IOPS FIO_CPU_US
+    DEV_OPS_RANGE[$c]=$(ratio_range RPS lavik-dev RPS redis-dev "$key")
+    DEV_CPU_RANGE[$c]=$(ratio_range CPU_US lavik-dev CPU_US redis-dev "$key")
+    DEV_HOT_RANGE[$c]=$(ratio_range CPU_US lavik-dev CPU_US lavik-hot "$key")
+    DEV_FIO_RANGE[$c]=$(ratio_range RPS lavik-dev FIO_IOPS fio "$key")
   done
   DEVICE_DONE=1
 fi
@@ -499,11 +530,21 @@ if [[ $BENCH_TWO_WORKERS == 1 ]] && have_server lavik && ((LAVIK_THREADS == 1));
   SERVER_NCPUS=$(count_cpus "$SERVER_CPUS")
   fill
   check_server fill
-  for test in $BENCH_TESTS; do
-    run_point "$test" "$TWO_WORKER_CLIENTS" 1
-    [[ -z $BENCH_PIPELINE ]] || run_point "$test" "$TWO_WORKER_CLIENTS" "$BENCH_PIPELINE"
+  for ((round = 1; round <= BENCH_ROUNDS; round++)); do
+    for test in $BENCH_TESTS; do
+      for pipe in 1 $BENCH_PIPELINE; do
+        log "two workers, round $round of $BENCH_ROUNDS"
+        run_point "$test" "$TWO_WORKER_CLIENTS" "$pipe" "$BENCH_KEYSPACE" "$BENCH_REQUESTS" \
+          "lavik-two@$round"
+      done
+    done
   done
   stop_server lavik-two
+  for test in $BENCH_TESTS; do
+    for pipe in 1 $BENCH_PIPELINE; do
+      take_medians lavik-two "$test|$TWO_WORKER_CLIENTS|$pipe" RPS P50 P99 P999 CPU_US CLIENT_US
+    done
+  done
   TWO_DONE=1
 fi
 
@@ -535,17 +576,20 @@ if ((DEVICE_DONE)); then
   for n in "${DEV_CONNS[@]}"; do
     l="lavik-dev|get|$n|1"
     r="redis-dev|get|$n|1"
-    c="lavik|get|$n|1"
+    h="lavik-hot|get|$n|1"
+    f="fio|get|$n|1"
+    total=$((DEVICE_REQUESTS * BENCH_ROUNDS))
     DEVICE_ROWS+=(
-      "GET, $n connections: lavik / redis ops/s|${RPS[$l]} / ${RPS[$r]} = $(ratio "${RPS[$l]}" "${RPS[$r]}")"
-      "server CPU us/GET: lavik / redis|${CPU_US[$l]} / ${CPU_US[$r]} = $(ratio "${CPU_US[$l]}" "${CPU_US[$r]}")"
+      "GET, $n connections: lavik / redis ops/s (rounds)|${RPS[$l]} / ${RPS[$r]} = $(ratio "${RPS[$l]}" "${RPS[$r]}") (${DEV_OPS_RANGE[$n]})"
+      "server CPU us/GET: lavik / redis (rounds)|${CPU_US[$l]} / ${CPU_US[$r]} = $(ratio "${CPU_US[$l]}" "${CPU_US[$r]}") (${DEV_CPU_RANGE[$n]})"
       "client CPU us/GET: lavik run / redis run|${CLIENT_US[$l]} / ${CLIENT_US[$r]}"
       "cores busy in lavik's run: server / client|$(busy "${CPU_US[$l]}" "${RPS[$l]}") / $(busy "${CLIENT_US[$l]}" "${RPS[$l]}")"
       "p50 / p99 / p99.9 ms: lavik; redis|${P50[$l]} / ${P99[$l]} / ${P999[$l]}; ${P50[$r]} / ${P99[$r]} / ${P999[$r]}"
-      "lavik device GET CPU / cached GET CPU|${CPU_US[$l]} / ${CPU_US[$c]:--} = $(ratio "${CPU_US[$l]}" "${CPU_US[$c]:-}")"
-      "device reads per GET; bytes per read|$(calc "int(${DEV_READS[$n]} * 1000 / $DEVICE_REQUESTS) / 1000"); $(calc "${DEV_READS[$n]} ? int(${DEV_BYTES[$n]} / ${DEV_READS[$n]}) : 0")"
-      "fio 4 KiB randread iodepth $n: IOPS; CPU us/IO|${FIO_IOPS[$n]}; ${FIO_CPU_US[$n]}"
-      "lavik GET/s / fio IOPS at iodepth $n|$(ratio "${RPS[$l]}" "${FIO_IOPS[$n]}")"
+      "lavik device GET CPU / cached GET CPU (rounds)|${CPU_US[$l]} / ${CPU_US[$h]} = $(ratio "${CPU_US[$l]}" "${CPU_US[$h]}") (${DEV_HOT_RANGE[$n]})"
+      "cached GETs: ops/s; device reads per GET|${RPS[$h]}; $(calc "int(${HOT_READS[$n]} * 1000 / $total) / 1000")"
+      "device reads per GET; bytes per read|$(calc "int(${DEV_READS[$n]} * 1000 / $total) / 1000"); $(calc "${DEV_READS[$n]} ? int(${DEV_BYTES[$n]} / ${DEV_READS[$n]}) : 0")"
+      "fio 4 KiB randread iodepth $n: IOPS; CPU us/IO|${FIO_IOPS[$f]}; ${FIO_CPU_US[$f]}"
+      "lavik GET/s / fio IOPS at iodepth $n (rounds)|$(ratio "${RPS[$l]}" "${FIO_IOPS[$f]}") (${DEV_FIO_RANGE[$n]})"
     )
   done
 fi
@@ -639,7 +683,9 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
     echo "## Device path"
     echo
     echo "lavik with \`--cache-mb $DEVICE_CACHE_MB\` and $DEVICE_FACTOR times that in values (most GETs read"
-    echo "the data file); redis-server holds the same keys in DRAM; fio on lavik's data file."
+    echo "the data file); redis-server holds the same keys in DRAM; fio on lavik's data file. Cached GETs:"
+    echo "the same lavik, GETs over $DEVICE_HOT_KEYS keys that fit its cache, measured right after each device point."
+    echo "Medians of $BENCH_ROUNDS rounds; (rounds) is the lowest-highest of the rounds' own ratios."
     echo
     md_table "measure|value" "${DEVICE_ROWS[@]}"
   fi
