@@ -37,7 +37,8 @@
 # the machine lands in one round, not in every sample of one point. The table shows each
 # server's median over the rounds (ops/s, latencies, CPU per request, each taken separately),
 # the ratios of those medians, and the lowest and highest of the per-round ratios. The device
-# and two-worker sections measure once and compare against the one-worker medians.
+# and two-worker sections run in rounds too; the two-worker medians are set against the main
+# table's one-worker medians.
 #
 # Pinning: server on SERVER_CPUS (default 1), client on CLIENT_CPUS (default 0). LAVIK_THREADS
 # defaults to 1 so that lavik, like redis-server, executes commands on one core: that is the
