@@ -134,9 +134,6 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done
 
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2);
-  if (NR % 2) print v[m]; else printf "%.2f\n", (v[m] + v[m + 1]) / 2 }'; }
-
 STAMP=$(date +%Y%m%d-%H%M%S)
 mkdir -p "$RESULTS_DIR"
 REPORT=$RESULTS_DIR/cluster-$STAMP.md

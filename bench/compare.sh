@@ -389,11 +389,6 @@ for ((round = 1; round <= BENCH_ROUNDS; round++)); do
   done
 done
 
-# median V...: the middle value (the mean of the two middle ones for an even count).
-median() {
-  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-    END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 # take_medians LABEL KEY ARRAY...: ARRAY[LABEL|KEY] = the median of ARRAY[LABEL@ROUND|KEY] over
 # the rounds, for each ARRAY.
 take_medians() {

@@ -109,6 +109,12 @@ info_get() {
   echo "$v"
 }
 
+# median V...: the middle value (the mean of the two middle ones for an even count).
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+    END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # Arithmetic with decimals: calc EXPR VARS... (awk; VARS as name=value).
 calc() {
   local expr=$1
