@@ -14,6 +14,13 @@
 # before and after each point, divided by the number of requests; and the client's (its rusage),
 # which says which side's core is the limit.
 #
+# In flight (BENCH_INFLIGHT=16): memtier-style pipelining, with build/lavik-bench as a second,
+# different load generator. redis-benchmark's -P 16 sends 16 requests and waits for all 16
+# replies; lavik-bench --pipeline 16 keeps 16 requests in flight on each connection, sending the
+# next as each reply arrives, as memtier_benchmark --pipeline does. GET and SET (1:0, 0:1) at
+# INFLIGHT_CLIENTS connections for INFLIGHT_SECONDS each, over lavik-bench's own keys "1".."N"
+# (N = BENCH_KEYSPACE, filled first with lavik-bench --fill), in rounds like the main points.
+#
 # Device path (BENCH_DEVICE=1): a second lavik with --cache-mb DEVICE_CACHE_MB holds
 # DEVICE_FACTOR times that in 1 KiB values (so nearly every GET reads the data file), measured
 # with GET at each of DEVICE_CLIENTS connection counts (pipeline 1: at most that many device reads
@@ -53,6 +60,8 @@
 #   BENCH_REQUESTS [600000]      BENCH_CLIENTS ["50 200 1000"]  BENCH_TESTS ["set get"]
 #   BENCH_PIPELINE [16: "" skips the pipelined points]  BENCH_PIPELINE_CLIENTS ["50"]
 #   BENCH_KEYSPACE [1000000]     BENCH_VALUE_SIZE [1024]   BENCH_SERVERS ["lavik redis"]
+#   BENCH_INFLIGHT [16: "" skips]  INFLIGHT_CLIENTS [50]  INFLIGHT_SECONDS [8]
+#   LAVIK_BENCH [lavik-bench next to LAVIK_BIN]
 #   BENCH_DEVICE [1]  DEVICE_CACHE_MB [64]  DEVICE_FACTOR [10]  DEVICE_CLIENTS ["32 256"]
 #   DEVICE_REQUESTS [300000]  DEVICE_HOT_KEYS [half DEVICE_CACHE_MB in values]  FIO_SECONDS [10]
 #   BENCH_TWO_WORKERS [1]  TWO_WORKER_CLIENTS [50]  TWO_WORKER_PIN [yes]
@@ -79,6 +88,10 @@ BENCH_PIPELINE_CLIENTS=${BENCH_PIPELINE_CLIENTS:-50}
 BENCH_TWO_WORKERS=${BENCH_TWO_WORKERS:-1}
 TWO_WORKER_CLIENTS=${TWO_WORKER_CLIENTS:-50}
 TWO_WORKER_PIN=${TWO_WORKER_PIN:-yes}
+BENCH_INFLIGHT=${BENCH_INFLIGHT-16}
+INFLIGHT_CLIENTS=${INFLIGHT_CLIENTS:-50}
+INFLIGHT_SECONDS=${INFLIGHT_SECONDS:-8}
+LAVIK_BENCH=${LAVIK_BENCH:-$(dirname "$LAVIK_BIN")/lavik-bench}
 BENCH_DEVICE=${BENCH_DEVICE:-1}
 DEVICE_CACHE_MB=${DEVICE_CACHE_MB:-64}
 DEVICE_FACTOR=${DEVICE_FACTOR:-10}
@@ -104,6 +117,12 @@ require_uint BENCH_ROUNDS "$BENCH_ROUNDS"
 require_uint BENCH_KEYSPACE "$BENCH_KEYSPACE"
 require_uint BENCH_VALUE_SIZE "$BENCH_VALUE_SIZE"
 [[ -z $BENCH_PIPELINE ]] || require_uint BENCH_PIPELINE "$BENCH_PIPELINE"
+if [[ -n $BENCH_INFLIGHT ]]; then
+  require_uint BENCH_INFLIGHT "$BENCH_INFLIGHT"
+  require_uint INFLIGHT_CLIENTS "$INFLIGHT_CLIENTS"
+  require_uint INFLIGHT_SECONDS "$INFLIGHT_SECONDS"
+  [[ -x $LAVIK_BENCH ]] || die "$LAVIK_BENCH not built (cmake --build build --target lavik-bench)"
+fi
 require_uint TWO_WORKER_CLIENTS "$TWO_WORKER_CLIENTS"
 [[ $TWO_WORKER_PIN == yes || $TWO_WORKER_PIN == no ]] ||
   die "TWO_WORKER_PIN must be yes or no, not '$TWO_WORKER_PIN'"
@@ -245,7 +264,8 @@ check_server() {
     die "$SERVER_NAME: DBSIZE is '$dbsize' after $what"
   fi
   key=$(cli --raw RANDOMKEY) || die "$SERVER_NAME: RANDOMKEY failed after $what"
-  [[ $key == key:* ]] || die "$SERVER_NAME: RANDOMKEY returned '$key' after $what"
+  # key:N from fill, or N from lavik-bench --fill (the in-flight points).
+  [[ $key =~ ^(key:)?[0-9]+$ ]] || die "$SERVER_NAME: RANDOMKEY returned '$key' after $what"
   len=$(cli STRLEN "$key")
   [[ $len == "$BENCH_VALUE_SIZE" ]] || die "$SERVER_NAME: STRLEN $key is '$len', want $BENCH_VALUE_SIZE after $what"
   # --raw appends one newline to the value.
@@ -428,6 +448,91 @@ for p in "${POINTS[@]}"; do
   fi
 done
 
+# --- In flight (memtier-style pipelining) ---------------------------------------------------
+
+# run_inflight TEST LABEL: lavik-bench --pipeline BENCH_INFLIGHT against the current server, GET
+# or SET over keys 1..BENCH_KEYSPACE for INFLIGHT_SECONDS; results under "LABEL|TEST|clients|iP".
+run_inflight() {
+  local test=$1 label=$2 ratio=1:0
+  [[ $test == set ]] && ratio=0:1
+  local name="$label-inflight-$test-c$INFLIGHT_CLIENTS-P$BENCH_INFLIGHT"
+  local out="$RAW_DIR/$name.json"
+  log "$SERVER_NAME: lavik-bench $test, $INFLIGHT_CLIENTS connections, $BENCH_INFLIGHT in flight each, ${INFLIGHT_SECONDS} s"
+  local before after
+  before=$(cpu_ticks "$SERVER_PID")
+  taskset -c "$CLIENT_CPUS" "$PYTHON" -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.6f\n" % (u.ru_utime + u.ru_stime))
+sys.exit(rc)' "$out.client-cpu" "$LAVIK_BENCH" --host "$HOST" --port "$PORT" \
+    --connections "$INFLIGHT_CLIENTS" --threads 1 --pipeline "$BENCH_INFLIGHT" --ratio "$ratio" \
+    --key-min 1 --key-max "$BENCH_KEYSPACE" --value-size "$BENCH_VALUE_SIZE" \
+    --duration "$INFLIGHT_SECONDS" --json >"$out" 2>"$out.err" &
+  CLIENT_PID=$!
+  local rc=0
+  wait "$CLIENT_PID" || rc=$?
+  CLIENT_PID=""
+  ((rc == 0)) || die "lavik-bench exited with status $rc for $name; see $out and $out.err"
+  sleep 0.5
+  after=$(cpu_ticks "$SERVER_PID")
+  local fields
+  # Every GET must hit (the keys were filled) and nothing may fail.
+  fields=$("$PYTHON" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+bad = j["errors"] + j["error_replies"] + j["connection_errors"] + (j["misses"] if sys.argv[2] == "get" else 0)
+if bad or not j["requests"]:
+    sys.exit("errors %d, error replies %d, connection errors %d, misses %d, requests %d" % (
+        j["errors"], j["error_replies"], j["connection_errors"], j["misses"], j["requests"]))
+print("%.0f %.3f %.3f %.3f %d" % (j["ops_per_sec"], j["p50_ms"], j["p99_ms"], j["p999_ms"], j["requests"]))' \
+    "$out" "$test") || die "lavik-bench run $name failed its checks; see $out"
+  local rps p50 p99 p999 requests
+  read -r rps p50 p99 p999 requests <<<"$fields"
+  local key="$label|$test|$INFLIGHT_CLIENTS|i$BENCH_INFLIGHT"
+  RPS[$key]=$rps
+  P50[$key]=$p50
+  P99[$key]=$p99
+  P999[$key]=$p999
+  # Requests answered in the window; the few still in flight at its end (connections x
+  # BENCH_INFLIGHT) are served but not counted.
+  CPU_US[$key]=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" \
+    'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+  CLIENT_US[$key]=$(awk -v s="$(<"$out.client-cpu")" -v n="$requests" \
+    'BEGIN { printf "%.2f", s * 1e6 / n }')
+  check_server "$name"
+}
+
+INFLIGHT_DONE=0
+if [[ -n $BENCH_INFLIGHT ]] && have_server lavik && have_server redis; then
+  for server in "${SERVERS[@]}"; do
+    use_server "$server"
+    log "$SERVER_NAME: lavik-bench --fill of keys 1..$BENCH_KEYSPACE"
+    "$LAVIK_BENCH" --host "$HOST" --port "$PORT" --fill --key-min 1 --key-max "$BENCH_KEYSPACE" \
+      --value-size "$BENCH_VALUE_SIZE" --pipeline 32 >"$RAW_DIR/$server-inflight-fill.txt" 2>&1 ||
+      die "$server: lavik-bench --fill failed; see $RAW_DIR/$server-inflight-fill.txt"
+  done
+  declare -A IN_OPS_RANGE IN_CPU_RANGE
+  for ((round = 1; round <= BENCH_ROUNDS; round++)); do
+    for test in $BENCH_TESTS; do
+      in_order "$point"
+      for server in "${ORDER[@]}"; do
+        use_server "$server"
+        log "in flight, round $round of $BENCH_ROUNDS"
+        run_inflight "$test" "$server@$round"
+      done
+      point=$((point + 1))
+    done
+  done
+  for test in $BENCH_TESTS; do
+    key="$test|$INFLIGHT_CLIENTS|i$BENCH_INFLIGHT"
+    for server in lavik redis; do
+      take_medians "$server" "$key" RPS P50 P99 P999 CPU_US CLIENT_US
+    done
+    IN_OPS_RANGE[$test]=$(ratio_range RPS lavik RPS redis "$key")
+    IN_CPU_RANGE[$test]=$(ratio_range CPU_US lavik CPU_US redis "$key")
+  done
+  INFLIGHT_DONE=1
+fi
+
 # --- Device path -----------------------------------------------------------------------------
 
 DEVICE_KEYS=$((DEVICE_FACTOR * DEVICE_CACHE_MB * 1048576 / BENCH_VALUE_SIZE))
@@ -566,6 +671,19 @@ for p in "${POINTS[@]}"; do
 done
 # busy CPU_US RPS: the share of one core a process used (CPU us per request x requests per second).
 busy() { awk -v u="${1:-}" -v r="${2:-}" 'BEGIN { if (u == "" || r == "") print "-"; else printf "%.2f", u * r / 1e6 }'; }
+INFLIGHT_ROWS=()
+if ((INFLIGHT_DONE)); then
+  for test in $BENCH_TESTS; do
+    l="lavik|$test|$INFLIGHT_CLIENTS|i$BENCH_INFLIGHT"
+    r="redis|$test|$INFLIGHT_CLIENTS|i$BENCH_INFLIGHT"
+    INFLIGHT_ROWS+=(
+      "${test^^}: lavik / redis ops/s (rounds)|${RPS[$l]} / ${RPS[$r]} = $(ratio "${RPS[$l]}" "${RPS[$r]}") (${IN_OPS_RANGE[$test]})"
+      "${test^^}: server CPU us/req, lavik / redis (rounds)|${CPU_US[$l]} / ${CPU_US[$r]} = $(ratio "${CPU_US[$l]}" "${CPU_US[$r]}") (${IN_CPU_RANGE[$test]})"
+      "${test^^}: p50 / p99 / p99.9 ms, lavik; redis|${P50[$l]} / ${P99[$l]} / ${P999[$l]}; ${P50[$r]} / ${P99[$r]} / ${P999[$r]}"
+      "${test^^}: cores busy, server / client: lavik's run; redis's run|$(busy "${CPU_US[$l]}" "${RPS[$l]}") / $(busy "${CLIENT_US[$l]}" "${RPS[$l]}"); $(busy "${CPU_US[$r]}" "${RPS[$r]}") / $(busy "${CLIENT_US[$r]}" "${RPS[$r]}")"
+    )
+  done
+fi
 DEVICE_ROWS=()
 if ((DEVICE_DONE)); then
   DEVICE_ROWS=("data set|$DEVICE_KEYS keys x $BENCH_VALUE_SIZE B ($DEVICE_FACTOR x lavik --cache-mb $DEVICE_CACHE_MB); data file $(human_bytes "$DEV_FILE_BYTES")")
@@ -632,6 +750,11 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   echo "load generator's CPU per request in each server's run; ratios are lavik/redis"
   echo "(ops: higher is better for lavik; CPU: lower is better for lavik). Every figure is the median"
   echo "of $BENCH_ROUNDS rounds; 'rounds' is the lowest-highest of the per-round ratios."
+  if ((INFLIGHT_DONE)); then
+    echo
+    echo "In flight (lavik-bench --pipeline $BENCH_INFLIGHT, memtier-style, $INFLIGHT_CLIENTS connections, ${INFLIGHT_SECONDS} s per point):"
+    text_table "${INFLIGHT_ROWS[@]}"
+  fi
   if ((DEVICE_DONE)); then
     echo
     echo "Device path (lavik-dev: --cache-mb $DEVICE_CACHE_MB; redis-server holds it all in DRAM):"
@@ -674,6 +797,18 @@ SETTINGS="redis-benchmark -t <test> -d $BENCH_VALUE_SIZE -r $BENCH_KEYSPACE -n $
   done
   echo
   echo "Ratios are lavik/redis: above 1 is better for lavik in ops/s, below 1 is better in CPU."
+  if ((INFLIGHT_DONE)); then
+    echo
+    echo "## In flight (memtier-style pipelining)"
+    echo
+    echo "\`lavik-bench --connections $INFLIGHT_CLIENTS --pipeline $BENCH_INFLIGHT --duration $INFLIGHT_SECONDS\` (GET: \`--ratio 1:0\`,"
+    echo "SET: \`--ratio 0:1\`) over keys 1..$BENCH_KEYSPACE of $BENCH_VALUE_SIZE B, filled first: each connection keeps"
+    echo "$BENCH_INFLIGHT requests in flight and sends the next as a reply arrives, as memtier_benchmark's --pipeline"
+    echo "does (redis-benchmark's -P sends $BENCH_PIPELINE and waits for all). Same CPUs as above; medians of"
+    echo "$BENCH_ROUNDS rounds; (rounds) is the lowest-highest of the rounds' own ratios."
+    echo
+    md_table "measure|value" "${INFLIGHT_ROWS[@]}"
+  fi
   if ((DEVICE_DONE)); then
     echo
     echo "## Device path"
