@@ -277,6 +277,30 @@ check_server() {
 # client CPU us/request.
 declare -A RPS P50 P99 P999 CPU_US CLIENT_US
 
+# run_client CPU_FILE OUT ERR COMMAND...: runs the load generator COMMAND on CLIENT_CPUS, stdout to
+# OUT and stderr to ERR (the same file for both is fine), its own CPU seconds (utime+stime) to
+# CPU_FILE; its exit status in CLIENT_RC. In the background so that a signal to this script runs the
+# cleanup trap at once (bash defers traps while a foreground child runs).
+CLIENT_RC=0
+run_client() {
+  local cpu_file=$1 out=$2 err=$3
+  shift 3
+  if [[ $err == "$out" ]]; then
+    taskset -c "$CLIENT_CPUS" "$PYTHON" -c "$CLIENT_WRAPPER" "$cpu_file" "$@" >"$out" 2>&1 &
+  else
+    taskset -c "$CLIENT_CPUS" "$PYTHON" -c "$CLIENT_WRAPPER" "$cpu_file" "$@" >"$out" 2>"$err" &
+  fi
+  CLIENT_PID=$!
+  CLIENT_RC=0
+  wait "$CLIENT_PID" || CLIENT_RC=$?
+  CLIENT_PID=""
+}
+CLIENT_WRAPPER='import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.6f\n" % (u.ru_utime + u.ru_stime))
+sys.exit(rc)'
+
 # run_point TEST CLIENTS PIPELINE [KEYSPACE [REQUESTS [LABEL]]]: results under LABEL (default
 # SERVER_NAME).
 run_point() {
@@ -287,19 +311,9 @@ run_point() {
   log "$SERVER_NAME: $test, $clients connections, pipeline $pipe, $requests requests"
   local before after
   before=$(cpu_ticks "$SERVER_PID")
-  # In the background so that a signal to this script runs the cleanup trap at once (bash defers
-  # traps while a foreground child runs). The wrapper prints the client's own CPU seconds.
-  taskset -c "$CLIENT_CPUS" "$PYTHON" -c 'import resource, subprocess, sys
-rc = subprocess.call(sys.argv[2:])
-u = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write("%.6f\n" % (u.ru_utime + u.ru_stime))
-sys.exit(rc)' "$out.client-cpu" "$REDIS_BENCHMARK" -h "$HOST" -p "$PORT" -t "$test" \
-    -d "$BENCH_VALUE_SIZE" -r "$keys" -n "$requests" -c "$clients" -P "$pipe" \
-    >"$out" 2>&1 &
-  CLIENT_PID=$!
-  local rc=0
-  wait "$CLIENT_PID" || rc=$?
-  CLIENT_PID=""
+  run_client "$out.client-cpu" "$out" "$out" "$REDIS_BENCHMARK" -h "$HOST" -p "$PORT" -t "$test" \
+    -d "$BENCH_VALUE_SIZE" -r "$keys" -n "$requests" -c "$clients" -P "$pipe"
+  local rc=$CLIENT_RC
   ((rc == 0)) || die "redis-benchmark exited with status $rc for $name; see $out"
   # Let the server finish closing the benchmark's connections inside the window.
   sleep 0.5
@@ -460,18 +474,11 @@ run_inflight() {
   log "$SERVER_NAME: lavik-bench $test, $INFLIGHT_CLIENTS connections, $BENCH_INFLIGHT in flight each, ${INFLIGHT_SECONDS} s"
   local before after
   before=$(cpu_ticks "$SERVER_PID")
-  taskset -c "$CLIENT_CPUS" "$PYTHON" -c 'import resource, subprocess, sys
-rc = subprocess.call(sys.argv[2:])
-u = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write("%.6f\n" % (u.ru_utime + u.ru_stime))
-sys.exit(rc)' "$out.client-cpu" "$LAVIK_BENCH" --host "$HOST" --port "$PORT" \
+  run_client "$out.client-cpu" "$out" "$out.err" "$LAVIK_BENCH" --host "$HOST" --port "$PORT" \
     --connections "$INFLIGHT_CLIENTS" --threads 1 --pipeline "$BENCH_INFLIGHT" --ratio "$ratio" \
     --key-min 1 --key-max "$BENCH_KEYSPACE" --value-size "$BENCH_VALUE_SIZE" \
-    --duration "$INFLIGHT_SECONDS" --json >"$out" 2>"$out.err" &
-  CLIENT_PID=$!
-  local rc=0
-  wait "$CLIENT_PID" || rc=$?
-  CLIENT_PID=""
+    --duration "$INFLIGHT_SECONDS" --json
+  local rc=$CLIENT_RC
   ((rc == 0)) || die "lavik-bench exited with status $rc for $name; see $out and $out.err"
   sleep 0.5
   after=$(cpu_ticks "$SERVER_PID")
@@ -501,8 +508,13 @@ print("%.0f %.3f %.3f %.3f %d" % (j["ops_per_sec"], j["p50_ms"], j["p99_ms"], j[
   check_server "$name"
 }
 
+# lavik-bench sends GET and SET only: the in-flight points are BENCH_TESTS' get and set.
+INFLIGHT_TESTS=""
+for test in $BENCH_TESTS; do
+  if [[ $test == get || $test == set ]]; then INFLIGHT_TESTS+=" $test"; fi
+done
 INFLIGHT_DONE=0
-if [[ -n $BENCH_INFLIGHT ]] && have_server lavik && have_server redis; then
+if [[ -n $BENCH_INFLIGHT && -n $INFLIGHT_TESTS ]] && have_server lavik && have_server redis; then
   for server in "${SERVERS[@]}"; do
     use_server "$server"
     log "$SERVER_NAME: lavik-bench --fill of keys 1..$BENCH_KEYSPACE"
@@ -512,7 +524,7 @@ if [[ -n $BENCH_INFLIGHT ]] && have_server lavik && have_server redis; then
   done
   declare -A IN_OPS_RANGE IN_CPU_RANGE
   for ((round = 1; round <= BENCH_ROUNDS; round++)); do
-    for test in $BENCH_TESTS; do
+    for test in $INFLIGHT_TESTS; do
       in_order "$point"
       for server in "${ORDER[@]}"; do
         use_server "$server"
@@ -522,7 +534,7 @@ if [[ -n $BENCH_INFLIGHT ]] && have_server lavik && have_server redis; then
       point=$((point + 1))
     done
   done
-  for test in $BENCH_TESTS; do
+  for test in $INFLIGHT_TESTS; do
     key="$test|$INFLIGHT_CLIENTS|i$BENCH_INFLIGHT"
     for server in lavik redis; do
       take_medians "$server" "$key" RPS P50 P99 P999 CPU_US CLIENT_US
@@ -673,7 +685,7 @@ done
 busy() { awk -v u="${1:-}" -v r="${2:-}" 'BEGIN { if (u == "" || r == "") print "-"; else printf "%.2f", u * r / 1e6 }'; }
 INFLIGHT_ROWS=()
 if ((INFLIGHT_DONE)); then
-  for test in $BENCH_TESTS; do
+  for test in $INFLIGHT_TESTS; do
     l="lavik|$test|$INFLIGHT_CLIENTS|i$BENCH_INFLIGHT"
     r="redis|$test|$INFLIGHT_CLIENTS|i$BENCH_INFLIGHT"
     INFLIGHT_ROWS+=(
