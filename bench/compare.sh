@@ -301,6 +301,20 @@ u = resource.getrusage(resource.RUSAGE_CHILDREN)
 open(sys.argv[1], "w").write("%.6f\n" % (u.ru_utime + u.ru_stime))
 sys.exit(rc)'
 
+# record_point KEY RPS P50 P99 P999 SERVER_TICKS REQUESTS CLIENT_CPU_FILE: one point's results
+# under KEY; CPU per request from the server's ticks and the client's CPU seconds.
+record_point() {
+  local key=$1 ticks=$6 requests=$7 client_cpu=$8
+  RPS[$key]=$2
+  P50[$key]=$3
+  P99[$key]=$4
+  P999[$key]=$5
+  CPU_US[$key]=$(awk -v t="$ticks" -v hz="$CLK_TCK" -v n="$requests" \
+    'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+  CLIENT_US[$key]=$(awk -v s="$(<"$client_cpu")" -v n="$requests" \
+    'BEGIN { printf "%.2f", s * 1e6 / n }')
+}
+
 # run_point TEST CLIENTS PIPELINE [KEYSPACE [REQUESTS [LABEL]]]: results under LABEL (default
 # SERVER_NAME).
 run_point() {
@@ -337,15 +351,8 @@ run_point() {
     on && /^$/ { done = 1 }')
   [[ -n $rps && -n $p50 && -n $p99 && -n $p999 ]] || die "cannot read the summary of $out"
   awk -v r="$rps" 'BEGIN { exit !(r > 0) }' || die "zero rps for $name"
-  local key="$label|$test|$clients|$pipe"
-  RPS[$key]=$rps
-  P50[$key]=$p50
-  P99[$key]=$p99
-  P999[$key]=$p999
-  CPU_US[$key]=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" \
-    'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
-  CLIENT_US[$key]=$(awk -v s="$(<"$out.client-cpu")" -v n="$requests" \
-    'BEGIN { printf "%.2f", s * 1e6 / n }')
+  record_point "$label|$test|$clients|$pipe" "$rps" "$p50" "$p99" "$p999" $((after - before)) \
+    "$requests" "$out.client-cpu"
   check_server "$name"
 }
 
@@ -494,17 +501,10 @@ print("%.0f %.3f %.3f %.3f %d" % (j["ops_per_sec"], j["p50_ms"], j["p99_ms"], j[
     "$out" "$test") || die "lavik-bench run $name failed its checks; see $out"
   local rps p50 p99 p999 requests
   read -r rps p50 p99 p999 requests <<<"$fields"
-  local key="$label|$test|$INFLIGHT_CLIENTS|i$BENCH_INFLIGHT"
-  RPS[$key]=$rps
-  P50[$key]=$p50
-  P99[$key]=$p99
-  P999[$key]=$p999
   # Requests answered in the window; the few still in flight at its end (connections x
   # BENCH_INFLIGHT) are served but not counted.
-  CPU_US[$key]=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" \
-    'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
-  CLIENT_US[$key]=$(awk -v s="$(<"$out.client-cpu")" -v n="$requests" \
-    'BEGIN { printf "%.2f", s * 1e6 / n }')
+  record_point "$label|$test|$INFLIGHT_CLIENTS|i$BENCH_INFLIGHT" "$rps" "$p50" "$p99" "$p999" \
+    $((after - before)) "$requests" "$out.client-cpu"
   check_server "$name"
 }
 
