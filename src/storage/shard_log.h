@@ -3,7 +3,8 @@
 // buffers that map a range of the open segment; full buffers (and, on a timer or when a client
 // waits for durability, the partial tail) are written with large sequential O_DIRECT writes,
 // one write in flight at a time so a partially filled block rewritten by a later flush can never
-// be overtaken by an older copy. A record still in a buffer is served from memory.
+// be overtaken by an older copy. Syncs (fdatasync) run beside those writes, one at a time, each
+// covering what was written before it started. A record still in a buffer is served from memory.
 //
 // Thread safety: one worker owns a ShardLog.
 #pragma once
@@ -95,6 +96,18 @@ class ShardLog {
     ShardLog* log_;
   };
   SpaceAwaiter SpaceAvailable() { return SpaceAwaiter(this); }
+  class SyncIdleAwaiter {
+   public:
+    explicit SyncIdleAwaiter(ShardLog* log) : log_(log) {}
+    bool await_ready() const { return !log_->syncing_; }
+    void await_suspend(std::coroutine_handle<> h) { log_->idle_waiters_.push_back(h); }
+    void await_resume() const {}
+
+   private:
+    ShardLog* log_;
+  };
+  // Resumes once no sync is in flight.
+  SyncIdleAwaiter SyncIdle() { return SyncIdleAwaiter(this); }
 
   // Writes everything buffered and syncs it; resumes when done (shutdown, defrag).
   Task FlushAndSync(bool* ok);
@@ -102,7 +115,8 @@ class ShardLog {
   // Starts a write if one is due: `partial` also writes the open buffer's unfilled tail.
   // Called at the end of every loop turn (partial when a client waits) and by timers.
   void Kick(bool partial);
-  // Timer tick (every ~100 ms): writes the tail; syncs once a second under everysec.
+  // Timer tick (every ~100 ms): writes the tail; syncs once a second under everysec (and the
+  // writer syncs after every sync_bytes_ written).
   void Tick(int64_t now_ms);
 
   // Where the next record would go: the open segment's seq (0: none open, or the next Reserve
@@ -142,6 +156,9 @@ class ShardLog {
   void Retire(Buffer* b);
   void StartFlusher();
   Task Flusher();
+  Task Syncer();
+  void StartSyncer();
+  bool PeriodicSyncDue() const;
   void Fail(const std::string& error);
   void WakeDurable();
 
@@ -151,6 +168,8 @@ class ShardLog {
   SyncPolicy policy_;
   const size_t buffer_bytes_;
   const size_t max_buffers_;
+  const size_t sync_bytes_;  // under everysec, also sync once this much was written (a quarter
+                             // of the buffers)
 
   std::vector<std::unique_ptr<Buffer>> buffers_;
   std::vector<Buffer*> free_buffers_;
@@ -163,6 +182,7 @@ class ShardLog {
   bool force_new_segment_ = false;
 
   bool flushing_ = false;
+  bool syncing_ = false;  // a sync is in flight (Syncer); writes go on beside it
   bool want_partial_ = false;
   bool sync_needed_ = false;
   bool external_unsynced_ = false;  // a large record was written and not synced yet
@@ -170,10 +190,12 @@ class ShardLog {
   uint64_t written_seq_ = 0;
   uint64_t durable_seq_ = 0;
   int64_t last_sync_ms_ = 0;
+  uint64_t unsynced_bytes_ = 0;  // written since the last sync started
   bool failed_ = false;
   std::string error_;
   std::vector<Waiter> waiters_;
   std::vector<std::coroutine_handle<>> space_waiters_;
+  std::vector<std::coroutine_handle<>> idle_waiters_;  // SyncIdle
   uint64_t writes_ = 0;
 };
 

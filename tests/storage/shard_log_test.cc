@@ -342,6 +342,119 @@ TEST_F(ShardLogTest, TickUnderEverysecWritesTheTailAndSyncsOncePerSecond) {
   ExpectOnDisk(file_, b);
 }
 
+TEST_F(ShardLogTest, WritesGoOnWhileASyncIsInFlight) {
+  // A device's cache flush can take hundreds of milliseconds; the writer must not wait for it,
+  // or every buffer fills and appends stall until it is done.
+  HeldDevice dev(file_.file()->fd());
+  auto log = MakeLog(&dev, SyncPolicy::kEverysec, 16 << 10, 2);
+  Rec first = AppendRec(*log, 1, "first", "v1");
+  dev.hold = true;
+  log->Tick(NowMs());
+  ASSERT_EQ(dev.pending(), 1u);
+  EXPECT_EQ(dev.front_kind(), IoRequest::Kind::kWrite);
+  ASSERT_TRUE(dev.Step());  // written: the first sync is due at once
+  ASSERT_EQ(dev.pending(), 1u);
+  ASSERT_EQ(dev.front_kind(), IoRequest::Kind::kSync);
+
+  // With the sync held, appends fill a buffer and the next buffer's write is issued beside it.
+  std::vector<Rec> recs;
+  const std::string v(4000, 'w');
+  uint64_t seq = 1;
+  ShardLog::Slot slot;
+  while (log->Reserve(RecordLength(8, v.size()), false, &slot) == Status::kOk) {
+    RecordHeader h;
+    h.seq = ++seq;
+    Rec r;
+    r.seq = seq;
+    r.key = "k" + std::to_string(10000000 + seq).substr(1);
+    r.value = v;
+    EncodeRecord(h, r.key, v, slot.segment_seq, slot.dst);
+    log->Commit(seq);
+    r.offset = slot.offset;
+    r.segment_seq = slot.segment_seq;
+    recs.push_back(r);
+    ASSERT_LT(seq, 100u);
+    log->Kick(false);
+  }
+  ASSERT_GE(dev.pending(), 2u) << "a write waited for the sync";
+  EXPECT_EQ(dev.kind_at(0), IoRequest::Kind::kSync);
+  EXPECT_EQ(dev.kind_at(1), IoRequest::Kind::kWrite);
+  ASSERT_TRUE(dev.StepAt(1));  // the write lands while the sync is still in flight
+  EXPECT_EQ(log->durable_seq(), 0u);
+  const uint64_t written_during_sync = seq;
+
+  // The sync covers only what was written before it started.
+  ASSERT_TRUE(dev.StepAt(0));
+  EXPECT_EQ(log->durable_seq(), 1u);
+  EXPECT_FALSE(log->failed());
+  dev.hold = false;
+  while (dev.Step()) {
+  }
+  ASSERT_TRUE(Flush(*log));
+  EXPECT_GE(log->durable_seq(), written_during_sync);
+  ExpectOnDisk(file_, first);
+  for (const Rec& r : recs) ExpectOnDisk(file_, r);
+}
+
+TEST_F(ShardLogTest, EverysecAlsoSyncsEveryQuarterOfTheBuffersWritten) {
+  // 8 buffers of 16 KiB: a sync after every 32 KiB written, not only once a second.
+  auto log = MakeLog(&dev_, SyncPolicy::kEverysec, 16 << 10, 8);
+  AppendRec(*log, 1, "a", "1");
+  log->Tick(NowMs());
+  ASSERT_EQ(dev_.syncs(), 1u);  // the first sync is due at once
+  const std::string v(3000, 'q');
+  uint64_t seq = 1;
+  for (int i = 0; i < 40; ++i) {  // ~120 KiB of records, written as buffers fill
+    AppendRec(*log, ++seq, "q" + std::to_string(i), v);
+    log->Kick(false);
+  }
+  EXPECT_GE(dev_.writes(), 5u);
+  // Well within the second, yet a sync after every 32 KiB written (the inline device completes
+  // each at once), each covering what was written before it.
+  const uint64_t after_first = dev_.bytes_written() - (4u << 10);  // the first write's block
+  EXPECT_GE(after_first, 96u << 10);
+  EXPECT_GE(dev_.syncs(), 1 + 3u);
+  EXPECT_LE(dev_.syncs(), 1 + after_first / (32u << 10));
+  EXPECT_GT(log->durable_seq(), 1u);
+  EXPECT_LT(log->durable_seq(), seq);
+}
+
+TEST_F(ShardLogTest, FlushAndSyncWaitsForASyncInFlight) {
+  HeldDevice dev(file_.file()->fd());
+  auto log = MakeLog(&dev, SyncPolicy::kEverysec, 64 << 10, 4);
+  AppendRec(*log, 1, "a", "1");
+  log->Tick(NowMs());  // written and synced at once (the first sync is due)
+  ASSERT_EQ(dev.syncs(), 1u);
+  Rec b = AppendRec(*log, 2, "b", "2");
+  dev.hold = true;
+  log->Kick(true);
+  ASSERT_EQ(dev.pending(), 1u);
+  ASSERT_TRUE(dev.Step());  // b's write; the next periodic sync is not due yet
+  ASSERT_EQ(dev.pending(), 0u);
+  // A client waiting for b starts a sync, held by the device.
+  int state = 0;
+  EXPECT_FALSE(WaitTask(log.get(), 2, &state).Start(nullptr, nullptr));
+  ASSERT_EQ(dev.pending(), 1u);
+  ASSERT_EQ(dev.front_kind(), IoRequest::Kind::kSync);
+  bool ok = false;
+  bool done = false;
+  auto flush = [](ShardLog* l, bool* ok, bool* done) -> Task {
+    co_await l->FlushAndSync(ok);
+    *done = true;
+  };
+  EXPECT_FALSE(flush(log.get(), &ok, &done).Start(nullptr, nullptr));
+  EXPECT_FALSE(done) << "returned with a sync in flight";
+  dev.hold = false;
+  ASSERT_TRUE(dev.Step());
+  while (dev.Step()) {
+  }
+  EXPECT_TRUE(done);
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(state, 2);
+  EXPECT_EQ(log->durable_seq(), 2u);
+  ExpectOnDisk(file_, b);
+}
+
 TEST_F(ShardLogTest, WriteFailureFailsTheLogAndWakesWaiters) {
   HeldDevice dev(file_.file()->fd());
   auto log = MakeLog(&dev, SyncPolicy::kAlways, 64 << 10, 4);

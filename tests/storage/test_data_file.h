@@ -142,8 +142,17 @@ class HeldDevice : public Device {
     Execute(req);
     return true;
   }
+  // Completes the i-th oldest waiting request (0: the oldest). False if there is none.
+  bool StepAt(size_t i) {
+    if (i >= pending_.size()) return false;
+    IoRequest* req = pending_[i];
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+    Execute(req);
+    return true;
+  }
   size_t pending() const { return pending_.size(); }
   IoRequest::Kind front_kind() const { return pending_.front()->kind(); }
+  IoRequest::Kind kind_at(size_t i) const { return pending_[i]->kind(); }
 
   bool hold = false;
   int fail_with = 0;
