@@ -203,7 +203,7 @@ Task ShardLog::Flusher() {
       sync_needed_ = true;
       unsynced_bytes_ += len;
       // A periodic sync due starts now, beside the writes still queued.
-      if (PeriodicSyncDue()) StartSyncer();
+      if (SyncDue(/*writes_left=*/true)) StartSyncer();
       if (b != current_ && b->flushed >= b->end) {
         queue_.erase(std::find(queue_.begin(), queue_.end(), b));
         free_buffers_.push_back(b);
@@ -215,12 +215,7 @@ Task ShardLog::Flusher() {
       }
       continue;
     }
-    // Nothing left to write: a sync for the waiting clients (or appendfsync always) covers all
-    // of it at once.
-    if (!syncing_ && (written_seq_ > durable_seq_ || external_unsynced_) &&
-        (policy_ == SyncPolicy::kAlways || !waiters_.empty() || PeriodicSyncDue())) {
-      StartSyncer();
-    }
+    if (SyncDue(/*writes_left=*/false)) StartSyncer();
     break;
   }
   flushing_ = false;
@@ -232,11 +227,15 @@ Task ShardLog::Flusher() {
 // every write issued during a flush until the flush is done, and a flush takes as long as writing
 // back what it covers — ~300 ms for a second of writes at 430 MB/s here, ~9 ms for 8 MB. Small
 // syncs are stalls the write buffers ride out; a large one emptied them and stalled every SET.
-// (Redis syncs its AOF rewrite every 4 MB for the same reason.)
-bool ShardLog::PeriodicSyncDue() const {
-  return policy_ == SyncPolicy::kEverysec && sync_needed_ && !syncing_ &&
-         (written_seq_ > durable_seq_ || external_unsynced_) &&
-         (unsynced_bytes_ >= sync_bytes_ || last_sync_ms_ + 1000 <= NowMs());
+// (Redis syncs its AOF rewrite every 4 MB for the same reason.) A sync for the waiting clients
+// (or appendfsync always) waits until nothing is left to write, so one sync covers all of it.
+bool ShardLog::SyncDue(bool writes_left) const {
+  if (syncing_ || (written_seq_ <= durable_seq_ && !external_unsynced_)) return false;
+  if (policy_ == SyncPolicy::kEverysec && sync_needed_ &&
+      (unsynced_bytes_ >= sync_bytes_ || last_sync_ms_ + 1000 <= NowMs())) {
+    return true;
+  }
+  return !writes_left && (policy_ == SyncPolicy::kAlways || !waiters_.empty());
 }
 
 void ShardLog::StartSyncer() {

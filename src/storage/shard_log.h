@@ -158,7 +158,8 @@ class ShardLog {
   Task Flusher();
   Task Syncer();
   void StartSyncer();
-  bool PeriodicSyncDue() const;
+  // A sync should start now; writes_left: the writer has more queued (only a periodic one).
+  bool SyncDue(bool writes_left) const;
   void Fail(const std::string& error);
   void WakeDurable();
 

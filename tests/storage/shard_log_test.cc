@@ -356,24 +356,13 @@ TEST_F(ShardLogTest, WritesGoOnWhileASyncIsInFlight) {
   ASSERT_EQ(dev.pending(), 1u);
   ASSERT_EQ(dev.front_kind(), IoRequest::Kind::kSync);
 
-  // With the sync held, appends fill a buffer and the next buffer's write is issued beside it.
+  // With the sync held, appends fill the first buffer and its write is issued beside the sync
+  // (4 records of ~4 KiB: one move to the second buffer, never a third).
   std::vector<Rec> recs;
   const std::string v(4000, 'w');
   uint64_t seq = 1;
-  ShardLog::Slot slot;
-  while (log->Reserve(RecordLength(8, v.size()), false, &slot) == Status::kOk) {
-    RecordHeader h;
-    h.seq = ++seq;
-    Rec r;
-    r.seq = seq;
-    r.key = "k" + std::to_string(10000000 + seq).substr(1);
-    r.value = v;
-    EncodeRecord(h, r.key, v, slot.segment_seq, slot.dst);
-    log->Commit(seq);
-    r.offset = slot.offset;
-    r.segment_seq = slot.segment_seq;
-    recs.push_back(r);
-    ASSERT_LT(seq, 100u);
+  for (int i = 0; i < 4; ++i) {
+    recs.push_back(AppendRec(*log, ++seq, "k" + std::to_string(i), v));
     log->Kick(false);
   }
   ASSERT_GE(dev.pending(), 2u) << "a write waited for the sync";
